@@ -1,0 +1,159 @@
+"""The archive: one SQLite file per run (WAL), one row per test, committed as it completes."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+from stellar.errors import StellarError
+from stellar.records import Status, TestRecord
+
+ARCHIVE_NAME = "archive.sqlite"
+CONFIG_NAME = "config.yaml"
+JSON_COLUMNS = ("candidate", "vector", "response_data", "scores", "details", "usage")
+COLUMNS = [f.name for f in fields(TestRecord)]
+_QUOTED = ", ".join(f'"{c}"' for c in COLUMNS)  # "index" is an SQL keyword
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS tests (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    {_QUOTED}
+);
+CREATE INDEX IF NOT EXISTS tests_status ON tests(status);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE VIEW IF NOT EXISTS failures AS
+    SELECT * FROM tests WHERE status = 'ok' AND failed = 1 AND excluded = 0;
+"""
+
+
+class Archive:
+    """Append-only store of TestRecords; every ``add`` is its own committed transaction."""
+
+    def __init__(self, path: Path, readonly: bool = False) -> None:
+        self.path = Path(path)
+        if readonly:
+            if not self.path.exists():
+                raise StellarError(f"{self.path}: no archive here")
+            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        else:
+            self.db = sqlite3.connect(self.path)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")  # survives process kills in WAL mode
+            self.db.executescript(_SCHEMA)
+        self.db.row_factory = sqlite3.Row
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def add(self, record: TestRecord) -> int:
+        row = asdict(record)
+        for key in JSON_COLUMNS:
+            row[key] = json.dumps(row[key], default=str)
+        row["status"] = str(record.status)
+        with self.db:
+            cur = self.db.execute(
+                f"INSERT INTO tests ({_QUOTED}) "
+                f"VALUES ({', '.join('?' for _ in COLUMNS)})",
+                [row[c] for c in COLUMNS],
+            )
+        return int(cur.lastrowid or 0)
+
+    def set_meta(self, **values: Any) -> None:
+        with self.db:
+            self.db.executemany(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                [(k, json.dumps(v, default=str)) for k, v in values.items()],
+            )
+
+    def meta(self) -> dict[str, Any]:
+        return {r["key"]: json.loads(r["value"]) for r in self.db.execute("SELECT * FROM meta")}
+
+    def records(self, failures_only: bool = False) -> Iterator[TestRecord]:
+        table = "failures" if failures_only else "tests"
+        for row in self.db.execute(f"SELECT * FROM {table} ORDER BY id"):
+            yield _record(row)
+
+    def counts(self) -> dict[str, int]:
+        out = {s.value: 0 for s in Status}
+        for status, n in self.db.execute("SELECT status, COUNT(*) FROM tests GROUP BY status"):
+            out[status] = n
+        out["failures"] = self.db.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
+        return out
+
+
+def _record(row: sqlite3.Row) -> TestRecord:
+    data = {c: row[c] for c in COLUMNS}
+    for key in JSON_COLUMNS:
+        data[key] = json.loads(data[key]) if data[key] is not None else None
+    data["status"] = Status(data["status"])
+    data["excluded"] = bool(data["excluded"])
+    data["failed"] = None if data["failed"] is None else bool(data["failed"])
+    return TestRecord(**data)
+
+
+def open_run(run_dir: str | Path) -> Archive:
+    """Open a finished or interrupted run's archive read-only."""
+    run_dir = Path(run_dir)
+    path = run_dir / ARCHIVE_NAME
+    if not path.exists():
+        raise StellarError(f"{run_dir}: not a run directory (no {ARCHIVE_NAME})")
+    return Archive(path, readonly=True)
+
+
+def export_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Path]:
+    """Write tests and failures as JSONL and CSV; return the files written."""
+    run_dir = Path(run_dir)
+    out = Path(out_dir) if out_dir else run_dir / "export"
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    with open_run(run_dir) as archive:
+        for name, failures_only in (("tests", False), ("failures", True)):
+            rows = [_flat(r) for r in archive.records(failures_only)]
+            written.append(_write_jsonl(out / f"{name}.jsonl", rows))
+            written.append(_write_csv(out / f"{name}.csv", rows))
+    return written
+
+
+def _flat(record: TestRecord) -> dict[str, Any]:
+    row = asdict(record)
+    row["status"] = str(record.status)
+    row["is_failure"] = record.is_failure
+    return row
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    with path.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    return path
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
+    """One column per field; candidate values and scores are spread into their own columns."""
+    flat_rows = []
+    for row in rows:
+        flat = {k: v for k, v in row.items() if k not in ("candidate", "scores")}
+        flat.update({f"feature.{k}": v for k, v in row["candidate"].items()})
+        flat.update({f"score.{k}": v for k, v in (row["scores"] or {}).items()})
+        for key in ("vector", "response_data", "details", "usage"):
+            flat[key] = json.dumps(flat[key], ensure_ascii=False, default=str)
+        flat_rows.append(flat)
+    header: list[str] = []
+    for flat in flat_rows:
+        header.extend(k for k in flat if k not in header)
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=header or ["id"])
+        writer.writeheader()
+        writer.writerows(flat_rows)
+    return path

@@ -1,0 +1,202 @@
+"""The ``stellar`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from stellar import __version__
+from stellar.archive import export_run, open_run
+from stellar.config import load_config, parse_duration
+from stellar.errors import StellarError
+from stellar.records import TestRecord
+from stellar.run import Run, RunSummary
+
+console = Console(stderr=True, highlight=False)
+
+RUN_HELP = """\
+Search the input space of an LLM application for inputs on which it fails.
+
+With no CONFIG, runs the built-in navigation use case fully offline. CONFIG is a YAML file
+that selects the use case (feature space), algorithm, generator, system under test, fitness
+and oracle; options given here override it. Every test is committed to
+RUN_DIR/archive.sqlite as it completes; Ctrl-C stops cleanly and keeps finished tests.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="stellar", description="STELLAR: search-based testing of LLM applications."
+    )
+    parser.add_argument("--version", action="version", version=f"stellar {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser(
+        "run",
+        help="search for failure-inducing inputs",
+        description=RUN_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("config", nargs="?", metavar="CONFIG", help="run configuration (YAML)")
+    run.add_argument("--algorithm", help="stellar (NSGA-II, default), random, or module:Class")
+    run.add_argument("--seed", type=int, help="seed for every random choice of the run")
+    run.add_argument("--tests", type=int, help="stop after this many inputs sent to the SUT")
+    run.add_argument("--time", type=_duration, help="stop after this wall time: 90s, 15m, 2h")
+    run.add_argument("--population", type=int, help="population size k (tests per generation)")
+    run.add_argument("--concurrency", type=int, help="tests run at the same time")
+    run.add_argument("--out", type=Path, help="folder for run directories (default: runs)")
+    run.add_argument(
+        "--show", type=int, default=10, metavar="N", help="failures to list at the end (default 10)"
+    )
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--fail-on-failures",
+        action="store_true",
+        help="exit with code 1 when failures were found (for CI pipelines)",
+    )
+
+    export = commands.add_parser(
+        "export",
+        help="write a run's tests and failures as JSONL and CSV",
+        description="Write tests.jsonl, tests.csv, failures.jsonl and failures.csv.",
+    )
+    export.add_argument("run_dir", metavar="RUN_DIR", type=Path)
+    export.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/export)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return cmd_run(args)
+        return cmd_export(args)
+    except StellarError as exc:
+        console.print(f"stellar: error: {escape(str(exc))}")
+        return 2
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    overrides = {
+        "algorithm.name": args.algorithm,
+        "seed": args.seed,
+        "budget.tests": args.tests,
+        "budget.time": args.time,
+        "algorithm.population": args.population,
+        "concurrency": args.concurrency,
+        "out": str(args.out) if args.out else None,
+    }
+    config = load_config(args.config, overrides)
+    progress = _progress(args.quiet, config.budget.tests)
+    task = progress.add_task("testing", total=config.budget.tests, failures=0, ratio=0.0)
+
+    def update(record: TestRecord, summary: RunSummary) -> None:
+        progress.update(
+            task, completed=summary.tests, failures=summary.failures, ratio=summary.failure_ratio
+        )
+
+    run = Run(config, on_record=update)
+    console.print(
+        f"[bold]stellar[/] {config.name}: algorithm {config.algorithm.name}, "
+        f"seed {config.seed}, run directory {escape(str(run.run_dir))}"
+    )
+    with progress:
+        summary = asyncio.run(_execute(run))
+    _print_summary(summary, args.show)
+    return 1 if args.fail_on_failures and summary.failures else 0
+
+
+async def _execute(run: Run) -> RunSummary:
+    loop = asyncio.get_running_loop()
+    main_task = asyncio.current_task()
+
+    def on_sigint() -> None:
+        if run.stop.is_set() and main_task is not None:
+            main_task.cancel()  # second Ctrl-C: do not wait for tests in flight
+        else:
+            console.print("[yellow]Stopping after the tests in flight (Ctrl-C again to abort).[/]")
+            run.request_stop("interrupted (Ctrl-C)")
+
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    try:
+        return await run.execute()
+    except asyncio.CancelledError:
+        run.summary.stop_reason = "aborted (Ctrl-C twice)"
+        return run.summary
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    for path in export_run(args.run_dir, args.out):
+        console.print(str(path))
+    return 0
+
+
+def _progress(quiet: bool, total: int | None) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("failures {task.fields[failures]} ({task.fields[ratio]:.1%})"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=quiet,
+        transient=False,
+    )
+
+
+def _print_summary(summary: RunSummary, show: int) -> None:
+    out = Console(highlight=False)
+    if show and summary.failures:
+        with open_run(summary.run_dir) as archive:
+            failures = list(archive.records(failures_only=True))
+        failures.sort(key=lambda r: min(r.scores.values(), default=1.0))
+        table = Table(
+            title=f"Failures found (lowest scores first, {min(show, len(failures))} "
+            f"of {len(failures)})",
+            show_lines=True,
+        )
+        for column in ("input", "answer", "scores"):
+            table.add_column(column, overflow="fold")
+        for record in failures[:show]:
+            scores = ", ".join(f"{k} {v:.2f}" for k, v in record.scores.items())
+            table.add_row(
+                escape(record.input_text or ""),
+                escape(_clip(record.response_text or "", 300)),
+                scores,
+            )
+        out.print(table)
+    s = summary
+    out.print(
+        f"\n[bold]Stopped:[/] {escape(s.stop_reason)}\n"
+        f"tests {s.tests}  failures {s.failures}  ratio {s.failure_ratio:.1%}  "
+        f"duplicates {s.duplicates}  invalid {s.invalid}  "
+        f"errors {s.sut_errors} sut / {s.judge_errors} judge  excluded {s.excluded}  "
+        f"time {s.elapsed:.1f} s\nresults: {escape(s.run_dir)}  "
+        f"(export with: stellar export {escape(s.run_dir)})"
+    )
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,14 @@
+"""Errors that are the user's to fix: the command line prints them in one line, exit code 2."""
+
+
+class StellarError(Exception):
+    """A problem with the user's input (configuration, feature file, run directory)."""
+
+
+class ConfigError(StellarError):
+    """A malformed configuration or feature file: names the file, the path and the problem."""
+
+    def __init__(self, source: object, path: str, problem: str) -> None:
+        where = f"{source}: {path}" if path else f"{source}"
+        super().__init__(f"{where}: {problem}")
+        self.source, self.path, self.problem = source, path, problem

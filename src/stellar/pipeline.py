@@ -1,0 +1,172 @@
+"""The per-test pipeline shared by every algorithm.
+
+For one generation of candidates: generate inputs (concurrently), check validity and
+duplicates (in candidate order, so results do not depend on timing), then for each kept
+input call the system under test, score the answer and apply the oracle (concurrently),
+committing each record to the archive as it completes. A fault in one candidate is recorded
+as its status and never stops the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from stellar.archive import Archive
+from stellar.features import Candidate
+from stellar.fitness import Fitness, Oracle
+from stellar.generators import Generator
+from stellar.records import Status, TestInput, TestRecord
+from stellar.suts import SUT
+
+
+class DuplicateCheck(Protocol):
+    def check_batch(self, texts: Sequence[str]) -> list[tuple[bool, float]]: ...
+
+
+@dataclass
+class Gate:
+    """Decides whether another input may still be sent to the system under test."""
+
+    tests_left: int | None
+    deadline: float | None  # time.monotonic() value
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def open(self) -> bool:
+        if self.stop.is_set():
+            return False
+        return self.deadline is None or time.monotonic() < self.deadline
+
+
+@dataclass
+class Pipeline:
+    generator: Generator
+    sut: SUT
+    fitness: Fitness
+    oracle: Oracle
+    archive: Archive
+    duplicates: DuplicateCheck | None = None
+    concurrency: int = 8
+    sut_timeout: float = 60.0
+    max_input_chars: int = 2000
+    seed: int = 0
+    on_record: Callable[[TestRecord], None] | None = None
+
+    def __post_init__(self) -> None:
+        self._slots = asyncio.Semaphore(self.concurrency)
+
+    async def run_generation(
+        self, generation: int, candidates: Sequence[Candidate], gate: Gate
+    ) -> list[TestRecord | None]:
+        """Records aligned with ``candidates``; None where the budget ended before its turn."""
+        records = await asyncio.gather(
+            *(self._generate(generation, i, c) for i, c in enumerate(candidates))
+        )
+        await self._screen(records)
+        for record in records:
+            if record.status != Status.OK:
+                self._commit(record)
+        runnable = [r for r in records if r.status == Status.OK]
+        if gate.tests_left is not None:
+            runnable = runnable[: gate.tests_left]
+        ran = await asyncio.gather(*(self._execute(candidates[r.index], r, gate) for r in runnable))
+        done = {id(r) for r in ran if r is not None}
+        return [r if r.status != Status.OK or id(r) in done else None for r in records]
+
+    async def _generate(self, generation: int, index: int, candidate: Candidate) -> TestRecord:
+        record = TestRecord(
+            generation=generation,
+            index=index,
+            seed=self.seed,
+            candidate=dict(candidate.values),
+            vector=list(candidate.vector),
+            started_at=time.time(),
+        )
+        rng = random.Random(f"{self.seed}:{generation}:{index}")
+        async with self._slots:
+            began = time.perf_counter()
+            try:
+                test_input = await self.generator.generate(candidate, rng)
+            except Exception as exc:  # a fault of the generator is data
+                record.status, record.error = Status.INVALID, f"generator: {_describe(exc)}"
+                test_input = None
+            record.generation_seconds = time.perf_counter() - began
+        if test_input is not None:
+            record.input_text, record.prompt = test_input.text, test_input.prompt
+        return record
+
+    async def _screen(self, records: Sequence[TestRecord]) -> None:
+        """Mark invalid and duplicate inputs, in candidate order."""
+        for record in records:
+            if record.status != Status.OK:
+                continue
+            text = (record.input_text or "").strip()
+            if not text:
+                record.status, record.error = Status.INVALID, "empty input"
+            elif len(text) > self.max_input_chars:
+                record.status = Status.INVALID
+                record.error = f"input longer than {self.max_input_chars} characters"
+        if self.duplicates is None:
+            return
+        valid = [r for r in records if r.status == Status.OK]
+        texts = [r.input_text or "" for r in valid]
+        verdicts = await asyncio.to_thread(self.duplicates.check_batch, texts)
+        for record, (is_duplicate, similarity) in zip(valid, verdicts, strict=True):
+            record.similarity = float(similarity)
+            if is_duplicate:
+                record.status = Status.DUPLICATE
+                record.error = f"similarity {similarity:.3f} to an earlier input"
+
+    async def _execute(
+        self, candidate: Candidate, record: TestRecord, gate: Gate
+    ) -> TestRecord | None:
+        async with self._slots:
+            if not gate.open():
+                return None
+            await self._call_sut(candidate, record)
+        self._commit(record)
+        return record
+
+    async def _call_sut(self, candidate: Candidate, record: TestRecord) -> None:
+        text = record.input_text or ""
+        began = time.perf_counter()
+        try:
+            response = await asyncio.wait_for(self.sut.query(text), self.sut_timeout)
+        except TimeoutError:
+            record.status, record.error = Status.SUT_ERROR, f"timed out after {self.sut_timeout}s"
+            return
+        except Exception as exc:  # a fault of the system under test is data
+            record.status, record.error = Status.SUT_ERROR, _describe(exc)
+            return
+        finally:
+            record.sut_seconds = time.perf_counter() - began
+        record.response_text, record.response_data = response.text, response.data
+        if response.error:
+            record.status, record.error = Status.SUT_ERROR, response.error
+            return
+        began = time.perf_counter()
+        try:
+            evaluation = await self.fitness.evaluate(
+                candidate, TestInput(text, record.prompt), response
+            )
+            record.scores, record.excluded = evaluation.scores, evaluation.excluded
+            record.details = evaluation.details
+            record.failed = bool(self.oracle(evaluation.scores))
+        except Exception as exc:  # a fault of a judge is data
+            record.status, record.error = Status.JUDGE_ERROR, _describe(exc)
+        finally:
+            record.fitness_seconds = time.perf_counter() - began
+
+    def _commit(self, record: TestRecord) -> None:
+        record.finished_at = time.time()
+        self.archive.add(record)
+        if self.on_record is not None:
+            self.on_record(record)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -1,0 +1,87 @@
+"""The data that flows through a run: inputs, responses, evaluations and test records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Status(StrEnum):
+    """Outcome of one candidate's trip through the pipeline."""
+
+    OK = "ok"
+    INVALID = "invalid"  # empty, too long, or the generator failed
+    DUPLICATE = "duplicate"  # too similar to an earlier input of the run
+    SUT_ERROR = "sut_error"  # the system under test raised, answered an error, or timed out
+    JUDGE_ERROR = "judge_error"  # a fitness function or the oracle failed
+
+
+DISCARDED = (Status.INVALID, Status.DUPLICATE)
+
+
+@dataclass
+class TestInput:
+    """The text made from a candidate, and the prompt that made it when a model did."""
+
+    text: str
+    prompt: str | None = None
+
+
+@dataclass
+class Response:
+    """What the system under test gave back."""
+
+    text: str
+    data: Any = None  # structured data, e.g. the POIs a navigation assistant returned
+    error: str | None = None
+    latency: float | None = None
+
+
+@dataclass
+class Evaluation:
+    """Fitness scores in [0, 1] (low is bad); ``excluded`` keeps a test out of failure counts."""
+
+    scores: dict[str, float]
+    excluded: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TestRecord:
+    """One candidate's trip through the pipeline, as stored in the archive."""
+
+    __test__ = False  # not a pytest class
+
+    generation: int
+    index: int
+    seed: int
+    candidate: dict[str, Any]
+    vector: list[float]
+    status: Status = Status.OK
+    input_text: str | None = None
+    prompt: str | None = None
+    response_text: str | None = None
+    response_data: Any = None
+    scores: dict[str, float] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    failed: bool | None = None  # the oracle's verdict
+    excluded: bool = False
+    error: str | None = None
+    similarity: float | None = None  # highest similarity to an earlier input
+    started_at: float = 0.0
+    finished_at: float = 0.0
+    generation_seconds: float | None = None
+    sut_seconds: float | None = None
+    fitness_seconds: float | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_failure(self) -> bool:
+        """Counted as a found failure: executed, judged failing, not excluded."""
+        return self.status == Status.OK and bool(self.failed) and not self.excluded
+
+    @property
+    def executed(self) -> bool:
+        """The input reached the system under test."""
+        return self.status in (Status.OK, Status.SUT_ERROR, Status.JUDGE_ERROR)

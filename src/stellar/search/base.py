@@ -1,0 +1,32 @@
+"""The ask/tell interface every search algorithm implements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from stellar.features import Candidate, FeatureSpace
+
+
+class Algorithm(Protocol):
+    """Proposes candidates and learns from their scores; never calls the system under test.
+
+    ``tell`` receives, for each asked candidate, its objective values (lower is worse for the
+    system under test, so the search minimises them), or None when the candidate was
+    discarded (duplicate, invalid) or could not be scored: such candidates never enter the
+    population.
+    """
+
+    name: str
+
+    def ask(self) -> list[Candidate]: ...
+
+    def tell(
+        self, candidates: Sequence[Candidate], scores: Sequence[Sequence[float] | None]
+    ) -> None: ...
+
+
+class AlgorithmFactory(Protocol):
+    def __call__(
+        self, space: FeatureSpace, n_objectives: int, seed: int, **settings
+    ) -> Algorithm: ...

@@ -1,0 +1,163 @@
+"""STELLAR's search: NSGA-II from pymoo, driven through its ask-and-tell interface.
+
+Operators follow the paper: binary tournament selection; SBX crossover and polynomial
+mutation on ordinal features, uniform crossover and random-reset mutation on categorical
+features; rank-and-crowding survival. ``crossover`` (thX) is the probability that a mating
+recombines at all; ``mutation`` (thM) is the per-feature mutation probability. A repair step
+snaps offspring onto the value grid and applies the constraints, so the population holds
+exactly the candidates that were asked, and pymoo's duplicate elimination works on them.
+
+pymoo's own evaluation counter does not advance when evaluation happens outside pymoo, so
+its ``n_evals`` termination would never fire: the run's budget decides when to stop.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from types import SimpleNamespace
+
+import numpy as np
+from pymoo.algorithms.moo.nsga2 import NSGA2
+from pymoo.core.crossover import Crossover
+from pymoo.core.evaluator import Evaluator
+from pymoo.core.mutation import Mutation
+from pymoo.core.population import Population
+from pymoo.core.problem import Problem
+from pymoo.core.repair import Repair
+from pymoo.core.sampling import Sampling
+from pymoo.operators.crossover.sbx import SBX
+from pymoo.operators.crossover.ux import UX
+from pymoo.operators.mutation.pm import PM
+from pymoo.problems.static import StaticProblem
+
+from stellar.features import Candidate, FeatureSpace
+
+
+class MixedCrossover(Crossover):
+    """SBX on ordinal columns, uniform crossover on categorical columns."""
+
+    def __init__(self, ordinal: np.ndarray, prob: float, eta: float) -> None:
+        super().__init__(n_parents=2, n_offsprings=2, prob=prob)
+        self.ordinal = ordinal
+        self.sbx = SBX(eta=eta)
+        self.ux = UX()
+
+    def _do(self, problem, X, *args, random_state=None, **kwargs):
+        Q = np.array(X, dtype=float, copy=True)
+        ord_, cat = self.ordinal, ~self.ordinal
+        if ord_.any():
+            sub = SimpleNamespace(xl=problem.xl[ord_], xu=problem.xu[ord_])
+            Q[:, :, ord_] = self.sbx._do(sub, X[:, :, ord_], random_state=random_state)
+        if cat.any():
+            Q[:, :, cat] = self.ux._do(None, X[:, :, cat], random_state=random_state)
+        return Q
+
+
+class MixedMutation(Mutation):
+    """Polynomial mutation on ordinal columns, random reset on categorical columns."""
+
+    def __init__(self, ordinal: np.ndarray, n_values: np.ndarray, prob_var: float, eta: float):
+        super().__init__(prob=1.0, prob_var=prob_var)
+        self.ordinal, self.n_values, self.rate = ordinal, n_values, prob_var
+        self.pm = PM(prob=1.0, prob_var=prob_var, eta=eta)
+
+    def _do(self, problem, X, *args, random_state=None, **kwargs):
+        X = np.array(X, dtype=float, copy=True)
+        ord_, cat = self.ordinal, ~self.ordinal
+        if ord_.any():
+            sub = SimpleNamespace(xl=problem.xl[ord_], xu=problem.xu[ord_], n_var=int(ord_.sum()))
+            X[:, ord_] = self.pm._do(sub, X[:, ord_], random_state=random_state)
+        if cat.any():
+            cols = np.flatnonzero(cat)
+            reset = random_state.random((len(X), len(cols))) < self.rate
+            fresh = random_state.integers(0, self.n_values[cols], size=(len(X), len(cols)))
+            block = X[:, cols]
+            block[reset] = fresh[reset]
+            X[:, cols] = block
+        return X
+
+
+class ConstraintRepair(Repair):
+    """Snap vectors to valid values and apply the constraints (written back into X)."""
+
+    def __init__(self, space: FeatureSpace) -> None:
+        super().__init__()
+        self.space = space
+
+    def _do(self, problem, X, **kwargs):
+        return np.array([self.space.candidate_from_vector(x).vector for x in X], dtype=float)
+
+
+class ValidSampling(Sampling):
+    """Uniformly random values per feature, then constraints."""
+
+    def __init__(self, space: FeatureSpace) -> None:
+        super().__init__()
+        self.space = space
+
+    def _do(self, problem, n_samples, *args, random_state=None, **kwargs):
+        rng = random.Random(int(random_state.integers(2**63)))
+        return np.array(
+            [self.space.candidate(self.space.random_values(rng)).vector for _ in range(n_samples)],
+            dtype=float,
+        )
+
+
+class StellarSearch:
+    """NSGA-II over a feature space, one or several objectives, minimised."""
+
+    name = "stellar"
+
+    def __init__(
+        self,
+        space: FeatureSpace,
+        n_objectives: int = 1,
+        seed: int = 0,
+        population: int = 20,
+        crossover: float = 0.7,
+        mutation: float = 0.07,
+        eta_crossover: float = 15.0,
+        eta_mutation: float = 20.0,
+    ) -> None:
+        if population < 2:
+            raise ValueError("population must be at least 2")
+        for label, p in (("crossover", crossover), ("mutation", mutation)):
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"{label} probability must be in [0, 1], got {p}")
+        self.space = space
+        self.problem = Problem(
+            n_var=len(space), n_obj=n_objectives, xl=space.lower_bounds, xu=space.upper_bounds
+        )
+        ordinal = space.ordinal_mask
+        n_values = np.array([len(f.values) for f in space.features])
+        self.algorithm = NSGA2(
+            pop_size=population,
+            sampling=ValidSampling(space),
+            crossover=MixedCrossover(ordinal, prob=crossover, eta=eta_crossover),
+            mutation=MixedMutation(ordinal, n_values, prob_var=mutation, eta=eta_mutation),
+            repair=ConstraintRepair(space),
+            eliminate_duplicates=True,
+        )
+        self.algorithm.setup(self.problem, termination=("n_gen", 10**9), seed=seed)
+        self._pending: Population | None = None
+
+    def ask(self) -> list[Candidate]:
+        self._pending = self.algorithm.ask()
+        return [self.space.candidate_from_vector(x) for x in self._pending.get("X")]
+
+    def tell(
+        self, candidates: Sequence[Candidate], scores: Sequence[Sequence[float] | None]
+    ) -> None:
+        """Feed back the scored candidates; discarded ones never enter the population."""
+        if self._pending is None:
+            raise RuntimeError("tell() without ask()")
+        keep = [i for i, s in enumerate(scores) if s is not None]
+        pending, self._pending = self._pending, None
+        if not keep:
+            return  # nothing to learn; before initialisation the next ask re-samples
+        pop = pending[keep]
+        pop.set("X", np.array([candidates[i].vector for i in keep], dtype=float))
+        F = np.array([list(scores[i]) for i in keep], dtype=float)
+        Evaluator().eval(StaticProblem(self.problem, F=F), pop)
+        self.algorithm.tell(infills=pop)

@@ -1,0 +1,101 @@
+"""An HTTP endpoint as the system under test.
+
+The request body is a JSON template in which the string ``{{input}}`` stands for the test
+input; the answer text and structured data are picked out of the JSON reply with JSONPath
+(``$.answer``, ``$.choices[0].message.content``). Header values may name environment
+variables as ``${NAME}``, so secrets never sit in configuration files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import httpx
+from jsonpath_ng.exceptions import JsonPathParserError
+from jsonpath_ng.ext import parse as parse_jsonpath
+
+from stellar.errors import StellarError
+from stellar.records import Response
+
+PLACEHOLDER = "{{input}}"
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def fill_template(template: Any, text: str) -> Any:
+    """Replace ``{{input}}`` everywhere in a JSON-like structure."""
+    if isinstance(template, str):
+        return text if template == PLACEHOLDER else template.replace(PLACEHOLDER, text)
+    if isinstance(template, dict):
+        return {k: fill_template(v, text) for k, v in template.items()}
+    if isinstance(template, list):
+        return [fill_template(v, text) for v in template]
+    return template
+
+
+def expand_env(value: str) -> str:
+    """Substitute ``${NAME}`` with the environment variable; a missing one is an error."""
+
+    def lookup(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in os.environ:
+            raise StellarError(f"environment variable {name} is not set (used in an HTTP header)")
+        return os.environ[name]
+
+    return _ENV.sub(lookup, value)
+
+
+def _compile(path: str, what: str):
+    try:
+        return parse_jsonpath(path)
+    except (JsonPathParserError, Exception) as exc:  # the parser raises several types
+        raise StellarError(f"HTTP {what} path {path!r} is not valid JSONPath ({exc})") from None
+
+
+class HttpSUT:
+    """POSTs (or PUTs) a JSON body per test and reads the answer from the JSON reply."""
+
+    def __init__(
+        self,
+        url: str,
+        body: Any = None,
+        answer: str = "$.answer",
+        data: str | None = None,
+        headers: dict[str, str] | None = None,
+        method: str = "POST",
+        timeout: float = 30.0,
+    ) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise StellarError(
+                f"HTTP system under test: url must start with http(s)://, got {url!r}"
+            )
+        self.url, self.method = url, method.upper()
+        self.body = {"text": PLACEHOLDER} if body is None else body
+        self.answer_path = _compile(answer, "answer")
+        self.data_path = _compile(data, "data") if data else None
+        resolved = {k: expand_env(v) for k, v in (headers or {}).items()}
+        self.client = httpx.AsyncClient(headers=resolved, timeout=timeout)
+
+    async def query(self, text: str) -> Response:
+        reply = await self.client.request(
+            self.method, self.url, json=fill_template(self.body, text)
+        )
+        if reply.status_code >= 400:
+            return Response(text="", error=f"HTTP {reply.status_code}: {reply.text[:300]}")
+        try:
+            payload = reply.json()
+        except ValueError:
+            return Response(text="", error=f"reply is not JSON: {reply.text[:300]!r}")
+        found = self.answer_path.find(payload)
+        if not found:
+            return Response(text="", data=payload, error=f"no answer at {self.answer_path}")
+        data = None
+        if self.data_path is not None:
+            matches = self.data_path.find(payload)
+            data = matches[0].value if len(matches) == 1 else [m.value for m in matches]
+        answer = found[0].value
+        return Response(text=answer if isinstance(answer, str) else str(answer), data=data)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
