@@ -21,7 +21,7 @@ from stellar.errors import StellarError
 from stellar.records import TestRecord
 from stellar.run import Run, RunSummary
 
-console = Console(stderr=True, highlight=False)
+console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 RUN_HELP = """\
 Search the input space of an LLM application for inputs on which it fails.
@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_run(args)
         return cmd_export(args)
     except StellarError as exc:
-        console.print(f"stellar: error: {escape(str(exc))}")
+        print(f"stellar: error: {exc}", file=sys.stderr)
         return 2
 
 
@@ -156,7 +156,7 @@ def _progress(quiet: bool, total: int | None) -> Progress:
 
 
 def _print_summary(summary: RunSummary, show: int) -> None:
-    out = Console(highlight=False)
+    out = Console(highlight=False, soft_wrap=True)
     if show and summary.failures:
         with open_run(summary.run_dir) as archive:
             failures = list(archive.records(failures_only=True))

@@ -72,6 +72,17 @@ class Run:
     ) -> None:
         self.config = config
         self.space = load_feature_space(config.features)
+        # build every component first: a user's mistake surfaces before anything is written
+        self.algorithm = make_algorithm(
+            config.algorithm.name,
+            self.space,
+            len(config.objectives),
+            config.seed,
+            **config.algorithm.model_dump(exclude={"name"}),
+        )
+        self.generator, self.sut = build_generator(config), build_sut(config)
+        self.fitness, self.oracle = build_fitness(config), build_oracle(config)
+        self.duplicates = build_duplicates(config)
         self.run_dir = run_dir or new_run_dir(config)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.summary = RunSummary(str(self.run_dir), config.algorithm.name, config.seed)
@@ -89,16 +100,8 @@ class Run:
         (self.run_dir / CONFIG_NAME).write_text(
             yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
         )
-        algorithm = make_algorithm(
-            cfg.algorithm.name,
-            self.space,
-            len(cfg.objectives),
-            cfg.seed,
-            **cfg.algorithm.model_dump(exclude={"name"}),
-        )
         started = time.monotonic()
         deadline = started + cfg.budget.time if cfg.budget.time else None
-        sut = build_sut(cfg)
         with Archive(self.run_dir / ARCHIVE_NAME) as archive:
             archive.set_meta(
                 version=__version__,
@@ -109,12 +112,12 @@ class Run:
                 stop_reason=None,
             )
             pipeline = Pipeline(
-                generator=build_generator(cfg),
-                sut=sut,
-                fitness=build_fitness(cfg),
-                oracle=build_oracle(cfg),
+                generator=self.generator,
+                sut=self.sut,
+                fitness=self.fitness,
+                oracle=self.oracle,
                 archive=archive,
-                duplicates=build_duplicates(cfg),
+                duplicates=self.duplicates,
                 concurrency=cfg.concurrency,
                 sut_timeout=cfg.sut_timeout,
                 max_input_chars=cfg.max_input_chars,
@@ -125,14 +128,14 @@ class Run:
             try:
                 while not (reason := self._exhausted(deadline)):
                     gate = Gate(self._tests_left(), deadline, self.stop)
-                    candidates = algorithm.ask()
+                    candidates = self.algorithm.ask()
                     records = await pipeline.run_generation(
                         self.summary.generations, candidates, gate
                     )
                     self.summary.generations += 1
-                    algorithm.tell(candidates, [self._objectives(r) for r in records])
+                    self.algorithm.tell(candidates, [self._objectives(r) for r in records])
             finally:
-                await sut.aclose()
+                await self.sut.aclose()
                 self.summary.elapsed = time.monotonic() - started
                 self.summary.stop_reason = self.stop_reason or reason
                 archive.set_meta(

@@ -1,0 +1,38 @@
+"""Shared fixtures: the toy use case of tests/fixtures/toy."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TOY = FIXTURES / "toy"
+sys.path.insert(0, str(TOY))  # the toy module is importable as `toy`
+
+
+@pytest.fixture
+def toy_config(tmp_path):
+    """Load the toy run configuration with overrides, writing runs under tmp_path."""
+    from stellar.config import load_config
+
+    def load(**overrides):
+        overrides.setdefault("out", str(tmp_path / "runs"))
+        return load_config(TOY / "run.yaml", overrides)
+
+    return load
+
+
+def empty_generator(candidate, rng) -> str:
+    """A generator whose every output is invalid."""
+    return ""
+
+
+def crashing_sut(text: str):
+    """The toy SUT, crashing on every input about food."""
+    from toy import answer
+
+    if "food" in text.lower():
+        raise ConnectionError("endpoint unreachable")
+    return answer(text)

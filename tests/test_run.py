@@ -1,0 +1,154 @@
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+from toy import failing
+
+from stellar.archive import ARCHIVE_NAME, open_run
+from stellar.records import Status
+from stellar.run import SUMMARY_NAME, Run
+from conftest import TOY
+
+
+def run(config):
+    return asyncio.run(Run(config).execute())
+
+
+def unique_failures(summary) -> set[str]:
+    with open_run(summary.run_dir) as archive:
+        return {r.input_text for r in archive.records(failures_only=True)}
+
+
+def test_stellar_finds_more_failures_than_random(toy_config):
+    """Same tests budget, fixed seeds, wide margin: the search must exploit the scores."""
+    found = {"stellar": [], "random": []}
+    for algorithm in found:
+        for seed in range(4):
+            summary = run(toy_config(**{"algorithm.name": algorithm, "seed": seed,
+                                        "budget.tests": 300}))
+            assert summary.tests == 300
+            failures = unique_failures(summary)
+            found[algorithm].append(len(failures))
+    assert sum(found["stellar"]) >= 5 * max(1, sum(found["random"])), found
+    assert min(found["stellar"]) > max(found["random"]), found
+
+
+def test_failures_are_what_the_oracle_says(toy_config):
+    summary = run(toy_config(**{"budget.tests": 200}))
+    with open_run(summary.run_dir) as archive:
+        for record in archive.records():
+            assert record.status == Status.OK
+            assert record.is_failure == failing(record.candidate)
+    assert summary.failures == sum(1 for _ in open_run(summary.run_dir).records(True))
+
+
+def test_test_budget_is_exact_and_run_directory_is_complete(toy_config):
+    summary = run(toy_config(**{"budget.tests": 47, "algorithm.population": 10}))
+    assert summary.tests == 47
+    assert summary.stop_reason == "test budget reached (47 tests)"
+    run_dir = summary.run_dir
+    names = set(os.listdir(run_dir))
+    assert {"archive.sqlite", "config.yaml", "summary.json"} <= names
+    saved = json.loads(open(os.path.join(run_dir, SUMMARY_NAME)).read())
+    assert saved["tests"] == 47
+    with open_run(run_dir) as archive:
+        assert archive.counts()["ok"] == 47
+        meta = archive.meta()
+        assert meta["stop_reason"].startswith("test budget") and meta["seed"] == 1
+
+
+def test_time_budget_stops_the_run(toy_config):
+    config = toy_config(**{"budget.tests": 100_000, "budget.time": 1.0,
+                           "sut.target": "toy:slow_answer", "concurrency": 2})
+    began = time.monotonic()
+    summary = run(config)
+    assert time.monotonic() - began < 5
+    assert summary.stop_reason.startswith("time budget reached")
+    assert 0 < summary.tests < 100_000
+
+
+def test_discarded_inputs_are_bounded_so_a_run_always_ends(toy_config, tmp_path):
+    config = toy_config(**{"budget.tests": 50, "budget.max_discarded": 30,
+                           "generator.target": "conftest:empty_generator"})
+    summary = run(config)
+    assert summary.tests == 0
+    assert summary.invalid >= 30
+    assert summary.stop_reason.startswith("discard limit reached")
+
+
+def test_same_seed_same_archive(toy_config):
+    def content(summary):
+        with open_run(summary.run_dir) as archive:
+            return [(r.candidate, r.input_text, r.scores) for r in archive.records()]
+
+    first = run(toy_config(**{"budget.tests": 60}))
+    second = run(toy_config(**{"budget.tests": 60}))
+    assert content(first) == content(second)
+
+
+def test_request_stop_keeps_finished_tests(toy_config):
+    config = toy_config(**{"budget.tests": 10_000, "sut.target": "toy:slow_answer"})
+
+    async def interrupt():
+        run_ = Run(config)
+        task = asyncio.create_task(run_.execute())
+        await asyncio.sleep(0.5)
+        run_.request_stop()
+        return await task
+
+    summary = asyncio.run(interrupt())
+    assert summary.stop_reason == "interrupted"
+    with open_run(summary.run_dir) as archive:
+        assert archive.counts()["ok"] == summary.tests > 0
+
+
+def test_sigkill_leaves_an_archive_with_every_finished_test(tmp_path):
+    out = tmp_path / "runs"
+    config = tmp_path / "slow.yaml"
+    config.write_text(f"use_case: {TOY}\nsut: {{type: python, target: 'toy:slow_answer'}}\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stellar.cli", "run", str(config), "--tests", "5000",
+         "--out", str(out), "--quiet"],
+        env={**os.environ, "PYTHONPATH": str(TOY)}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        rows = 0
+        while time.monotonic() < deadline and rows < 40:
+            time.sleep(0.05)
+            archives = list(out.glob(f"*/{ARCHIVE_NAME}"))
+            if archives:
+                try:
+                    with sqlite3.connect(f"file:{archives[0]}?mode=ro", uri=True) as db:
+                        rows = db.execute("SELECT COUNT(*) FROM tests").fetchone()[0]
+                except sqlite3.OperationalError:
+                    rows = 0
+        assert rows >= 40, "the run did not get going"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        proc.kill()
+    [archive_path] = out.glob(f"*/{ARCHIVE_NAME}")
+    db = sqlite3.connect(archive_path)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    db.close()
+    with open_run(archive_path.parent) as archive:
+        records = list(archive.records())
+    assert len(records) >= rows
+    assert all(r.response_text and r.scores for r in records)
+
+
+@pytest.mark.parametrize("algorithm", ["stellar", "random"])
+def test_sut_faults_do_not_stop_the_run(toy_config, algorithm):
+    config = toy_config(**{"budget.tests": 40, "algorithm.name": algorithm,
+                           "sut.target": "conftest:crashing_sut"})
+    summary = run(config)
+    assert summary.tests == 40
+    assert summary.sut_errors > 0 and summary.tests - summary.sut_errors > 0
