@@ -24,6 +24,8 @@ DISCARDED = (Status.INVALID, Status.DUPLICATE)
 class TestInput:
     """The text made from a candidate, and the prompt that made it when a model did."""
 
+    __test__ = False  # not a pytest class
+
     text: str
     prompt: str | None = None
 

@@ -1,0 +1,159 @@
+"""NaviQA fitness: response quality f1 (offline judge) and content fitness f2.
+
+f1 = 0.55 R + 0.30 D + 0.15 P (paper): R is whether the answer is about the venue request,
+D whether it is direct (not verbose), P whether it offers a follow-up; each scored 0, 0.5
+or 1. The offline judge scores them with transparent rules; an LLM judge can replace it.
+
+f2 (paper, Section IV): 1 when no POI in the database satisfies the request and none is
+returned; otherwise the best returned POI's weighted agreement with every requested
+constraint, normalised by the total weight. Venue weight 2, every other constraint 1;
+ordinal constraints (rating, price) score by distance, categorical ones by match. A request
+no POI could satisfy is marked ``excluded``: it never counts as a failure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stellar.features import Candidate
+from stellar.records import Evaluation, Response, TestInput
+from stellar.usecases.navi.poidb import POIDatabase
+from stellar.usecases.navi.sources import open_pois
+
+WEIGHTS = {
+    "category": 2.0,
+    "cuisine": 1.0,
+    "rating": 1.0,
+    "price": 1.0,
+    "payment": 1.0,
+    "parking": 1.0,
+}
+PRICE_LEVELS = ("low", "medium", "high")
+RATING_SPAN = 1.5  # from the lowest requestable rating (3.5) to the highest (5.0)
+F1_WEIGHTS = {"R": 0.55, "D": 0.30, "P": 0.15}
+DIRECT_WORDS, VERBOSE_WORDS = 45, 80
+VAGUE_FOLLOW_UP = re.compile(
+    r"\b(let me know|if you (want|need|like)|feel free|anything else)\b", re.IGNORECASE
+)
+CATEGORY_WORDS = {
+    "hospital": ("hospital", "emergency", "clinic"),
+    "car_repair": ("repair", "garage", "mechanic", "workshop", "auto"),
+    "restaurant": ("restaurant", "diner", "eatery", "bistro", "trattoria"),
+    "supermarket": ("supermarket", "grocery", "groceries", "market"),
+    "cafe": ("cafe", "café", "coffee"),
+    "bakery": ("bakery", "bakeries", "bread", "baker"),
+    "bar": ("bar", "pub", "bars"),
+    "hotel": ("hotel", "inn", "guest house", "guesthouse", "lodging"),
+    "museum": ("museum", "gallery", "exhibition"),
+}
+
+
+def request_of(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The constraints a candidate asks for, in the database's terms ("none" = not asked)."""
+    request: dict[str, Any] = {"category": values["category"]}
+    for name in ("cuisine", "price", "payment"):
+        if values.get(name, "none") != "none":
+            request[name] = values[name]
+    if values.get("rating", "none") != "none":
+        request["min_rating"] = float(values["rating"])
+    if values.get("parking", "none") == "available":
+        request["parking"] = True
+    return request
+
+
+def poi_score(request: Mapping[str, Any], poi: Mapping[str, Any]) -> float:
+    """Weighted, normalised agreement of one returned POI with the request."""
+    total = weight = 0.0
+    for name, want in request.items():
+        key = "rating" if name == "min_rating" else name
+        w = WEIGHTS[key]
+        total += w * (1.0 - _distance(key, want, poi.get(key)))
+        weight += w
+    return total / weight
+
+
+def _distance(name: str, want: Any, have: Any) -> float:
+    """0 when the POI satisfies the constraint, up to 1 for the worst violation or unknown."""
+    if have is None:
+        return 1.0
+    if name == "rating":  # "at least": no penalty above, growing penalty below
+        return min(1.0, max(0.0, (want - float(have)) / RATING_SPAN))
+    if name == "price":
+        if have not in PRICE_LEVELS:
+            return 1.0
+        gap = abs(PRICE_LEVELS.index(want) - PRICE_LEVELS.index(have))
+        return gap / (len(PRICE_LEVELS) - 1)
+    if name == "payment":
+        return 0.0 if want in have else 1.0
+    if name == "parking":
+        return 0.0 if have is True else 1.0
+    return 0.0 if have == want else 1.0  # category, cuisine
+
+
+def content_fitness(
+    request: Mapping[str, Any], pois: Sequence[Mapping[str, Any]], satisfiable: bool
+) -> float:
+    """f2: the best returned POI's score; 1 for an honest empty answer to an impossible request."""
+    if not pois:
+        return 0.0 if satisfiable else 1.0
+    return max(poi_score(request, poi) for poi in pois)
+
+
+def response_dimensions(
+    request: Mapping[str, Any], answer: str, pois: Sequence[Mapping[str, Any]]
+) -> dict[str, float]:
+    """Offline judge of R (relevance), D (directness), P (follow-up), each 0, 0.5 or 1."""
+    text = answer.lower()
+    category = request["category"]
+    named = [p for p in pois if p.get("name") and p["name"].lower() in text]
+    if any(p.get("category") == category for p in named):
+        relevance = 1.0
+    elif named or _mentions(text, CATEGORY_WORDS[category]) or "?" in text:
+        relevance = 0.5  # talks about venues, or asks about the request, but misses it
+    else:
+        relevance = 0.0
+    words = len(answer.split())
+    directness = 1.0 if words <= DIRECT_WORDS else 0.5 if words <= VERBOSE_WORDS else 0.0
+    last = re.split(r"(?<=[.!])\s+", answer.strip())[-1] if answer.strip() else ""
+    if "?" in last:
+        follow_up = 1.0
+    elif "?" in answer or VAGUE_FOLLOW_UP.search(answer):
+        follow_up = 0.5
+    else:
+        follow_up = 0.0
+    return {"R": relevance, "D": directness, "P": follow_up}
+
+
+def _mentions(text: str, words: Sequence[str]) -> bool:
+    return any(re.search(rf"\b{re.escape(w)}", text) for w in words)
+
+
+def pois_of(response: Response) -> list[dict[str, Any]]:
+    data = response.data
+    if isinstance(data, dict):
+        data = data.get("pois")
+    return [p for p in data or [] if isinstance(p, dict)]
+
+
+class NaviFitness:
+    """Scores ``response`` (f1) and ``content`` (f2) of a navigation answer."""
+
+    def __init__(self, pois: str = "generated", database: POIDatabase | None = None) -> None:
+        self.db = database or open_pois(pois)
+
+    async def evaluate(
+        self, candidate: Candidate, test_input: TestInput, response: Response
+    ) -> Evaluation:
+        request = request_of(candidate.values)
+        pois = pois_of(response)
+        satisfiable = self.db.satisfiable(**request)
+        dims = response_dimensions(request, response.text, pois)
+        f1 = sum(F1_WEIGHTS[k] * v for k, v in dims.items())
+        f2 = content_fitness(request, pois, satisfiable)
+        return Evaluation(
+            scores={"response": round(f1, 6), "content": round(f2, 6)},
+            excluded=not satisfiable,
+            details={**dims, "request": request, "poi_exists": satisfiable},
+        )

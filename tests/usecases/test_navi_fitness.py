@@ -1,0 +1,165 @@
+import asyncio
+
+import pytest
+
+from stellar.features import Candidate
+from stellar.records import Response, TestInput
+from stellar.usecases.navi.fitness import (
+    NaviFitness,
+    content_fitness,
+    poi_score,
+    request_of,
+    response_dimensions,
+)
+from stellar.usecases.navi.poidb import POI, POIDatabase
+
+
+def poi(**kw):
+    base = {
+        "name": "Golden Dragon",
+        "category": "restaurant",
+        "cuisine": "chinese",
+        "rating": 4.5,
+        "price": "medium",
+        "payment": ["cash", "credit card"],
+        "parking": True,
+        "address": "Main St 1",
+    }
+    return {**base, **kw}
+
+
+def test_request_of_reads_only_asked_constraints():
+    values = {
+        "category": "cafe",
+        "cuisine": "none",
+        "rating": 4.0,
+        "price": "none",
+        "payment": "contactless",
+        "parking": "none",
+        "slang": "slangy",
+    }
+    assert request_of(values) == {"category": "cafe", "min_rating": 4.0, "payment": "contactless"}
+
+
+def test_venue_has_weight_two():
+    request = {"category": "restaurant", "cuisine": "chinese"}
+    assert poi_score(request, poi(category="bar", cuisine="chinese")) == pytest.approx(1 / 3)
+    assert poi_score(request, poi(cuisine="thai")) == pytest.approx(2 / 3)
+    assert poi_score(request, poi()) == 1.0
+
+
+def test_cuisine_is_categorical():
+    request = {"category": "restaurant", "cuisine": "thai"}
+    assert poi_score(request, poi(cuisine="thai")) == 1.0
+    assert poi_score(request, poi(cuisine="vietnamese")) == pytest.approx(2 / 3)
+    assert poi_score(request, poi(cuisine=None)) == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize(
+    ("rating", "expected"),
+    [
+        (5.0, 1.0),
+        (4.5, 1.0),  # at or above the minimum: satisfied
+        (4.0, 1 - (0.5 / 1.5) / 3),  # half a star short: small penalty
+        (3.5, 1 - (1.0 / 1.5) / 3),  # a full star short: larger penalty
+        (2.0, 2 / 3),
+        (None, 2 / 3),  # far below or unknown: the constraint counts 0
+    ],
+)
+def test_rating_is_ordinal_and_penalty_grows_with_violation(rating, expected):
+    request = {"category": "restaurant", "min_rating": 4.5}
+    assert poi_score(request, poi(rating=rating)) == pytest.approx(expected)
+
+
+def test_rating_penalty_is_monotonic():
+    request = {"category": "restaurant", "min_rating": 5.0}
+    scores = [poi_score(request, poi(rating=r)) for r in (5.0, 4.5, 4.0, 3.5, 3.0)]
+    assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
+
+
+@pytest.mark.parametrize(
+    ("have", "expected"), [("low", 1.0), ("medium", 1 - 0.5 / 3), ("high", 2 / 3), (None, 2 / 3)]
+)
+def test_price_levels_match_by_distance(have, expected):
+    assert poi_score({"category": "restaurant", "price": "low"}, poi(price=have)) == (
+        pytest.approx(expected)
+    )
+
+
+@pytest.mark.parametrize(
+    ("payment", "expected"), [(["cash", "credit card"], 1.0), (["cash"], 2 / 3), ([], 2 / 3)]
+)
+def test_payment_must_be_accepted(payment, expected):
+    request = {"category": "restaurant", "payment": "credit card"}
+    assert poi_score(request, poi(payment=payment)) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("parking", "expected"), [(True, 1.0), (False, 2 / 3), (None, 2 / 3)])
+def test_parking_reads_the_returned_poi(parking, expected):
+    request = {"category": "hotel", "parking": True}
+    assert poi_score(request, poi(category="hotel", parking=parking)) == pytest.approx(expected)
+
+
+def test_content_fitness_cases():
+    request = {"category": "restaurant", "cuisine": "thai"}
+    assert content_fitness(request, [], satisfiable=False) == 1.0  # honest "nothing here"
+    assert content_fitness(request, [], satisfiable=True) == 0.0  # search missed existing POIs
+    best = content_fitness(request, [poi(cuisine="greek"), poi(cuisine="thai")], True)
+    assert best == 1.0  # the best returned POI counts
+    assert content_fitness(request, [poi(category="bar", cuisine="greek")], True) == 0.0
+
+
+def test_response_dimensions():
+    request = {"category": "restaurant"}
+    good = "I found Golden Dragon, a Chinese restaurant rated 4.5. Shall I navigate there?"
+    assert response_dimensions(request, good, [poi()]) == {"R": 1.0, "D": 1.0, "P": 1.0}
+    clarify = "Sorry, I did not understand. What kind of place are you looking for?"
+    assert response_dimensions(request, clarify, []) == {"R": 0.5, "D": 1.0, "P": 1.0}
+    lecture = "Please be respectful. I am here to help you."
+    assert response_dimensions(request, lecture, []) == {"R": 0.0, "D": 1.0, "P": 0.0}
+    verbose = " ".join(["word"] * 60) + " Golden Dragon. Let me know if you need more."
+    dims = response_dimensions(request, verbose, [poi()])
+    assert dims == {"R": 1.0, "D": 0.5, "P": 0.5}
+
+
+def _db(tmp_path):
+    pois = [
+        POI(
+            id=1,
+            name="Golden Dragon",
+            category="restaurant",
+            cuisine="chinese",
+            rating=4.5,
+            price="medium",
+            payment=("cash",),
+            parking=True,
+            address="Main St 1",
+            lat=0.0,
+            lon=0.0,
+        )
+    ]
+    return POIDatabase.create(tmp_path / "p.sqlite", pois)
+
+
+def evaluate(fitness, values, answer, pois):
+    candidate = Candidate(values=values, vector=())
+    return asyncio.run(fitness.evaluate(candidate, TestInput("x"), Response(answer, pois)))
+
+
+def test_navi_fitness_scores_and_excludes_impossible_requests(tmp_path):
+    fitness = NaviFitness(database=_db(tmp_path))
+    values = {
+        "category": "restaurant",
+        "cuisine": "chinese",
+        "rating": "none",
+        "price": "none",
+        "payment": "none",
+        "parking": "none",
+    }
+    ok = evaluate(fitness, values, "Golden Dragon is a great restaurant. Shall I go?", [poi()])
+    assert ok.scores == {"response": 1.0, "content": 1.0} and not ok.excluded
+    missed = evaluate(fitness, values, "What kind of place do you need?", [])
+    assert missed.scores["content"] == 0.0 and missed.scores["response"] == pytest.approx(0.725)
+    impossible = {**values, "cuisine": "greek"}
+    honest = evaluate(fitness, impossible, "There is no Greek restaurant near you.", [])
+    assert honest.excluded and honest.scores["content"] == 1.0
