@@ -52,7 +52,10 @@ def test_options_override_configuration(tmp_path):
     [
         ("use_case: {toy}\nbudget: {{tests: -3}}\n", "budget.tests: Input should be greater"),
         ("use_case: {toy}\nalgoritm: {{name: random}}\n", "algoritm: unknown setting"),
-        ("use_case: {toy}\noracle: {{target: 'toy:failing'}}\n", "oracle: Value error, give either"),
+        (
+            "use_case: {toy}\noracle: {{target: 'toy:failing'}}\n",
+            "oracle: Value error, give either",
+        ),
         ("use_case: {toy}\nfeatures: missing.yaml\n", "missing.yaml: file not found"),
         ("use_case: nowhere\n", "nowhere: no such use case"),
         ("use_case: {toy}\nsut: {{type: python, target: 'toy:nothing'}}\n", "has no 'nothing'"),

@@ -78,7 +78,7 @@ async def test_every_fault_is_a_recorded_status(tmp_path):
 
 
 async def test_generator_fault_is_invalid_and_run_goes_on(tmp_path):
-    archive, pipeline = make(tmp_path)
+    _, pipeline = make(tmp_path)
 
     def flaky(candidate, rng):
         if candidate.values["word"] == "boom":
@@ -94,7 +94,7 @@ async def test_generator_fault_is_invalid_and_run_goes_on(tmp_path):
 
 
 async def test_budget_limits_what_reaches_the_sut(tmp_path):
-    archive, pipeline = make(tmp_path)
+    _, pipeline = make(tmp_path)
     calls = []
 
     def counting(text):
@@ -110,7 +110,7 @@ async def test_budget_limits_what_reaches_the_sut(tmp_path):
 
 
 async def test_concurrency_is_bounded(tmp_path):
-    archive, pipeline = make(tmp_path, concurrency=3)
+    _, pipeline = make(tmp_path, concurrency=3)
     state = {"now": 0, "max": 0}
 
     class Slow:
@@ -141,7 +141,7 @@ async def test_stopped_gate_sends_nothing(tmp_path):
 
 @pytest.mark.parametrize("bad", [{"score": float("nan")}, {"score": "high"}, {"score": -0.1}])
 async def test_scores_outside_unit_interval_are_judge_errors(tmp_path, bad):
-    archive, pipeline = make(tmp_path)
+    _, pipeline = make(tmp_path)
     pipeline.fitness = as_fitness(lambda c, t, r: bad)
     [record] = await pipeline.run_generation(0, [SPACE.candidate({"word": "ok"})], Gate(None, None))
     assert record.status == Status.JUDGE_ERROR

@@ -8,12 +8,12 @@ import sys
 import time
 
 import pytest
+from conftest import TOY
 from toy import failing
 
 from stellar.archive import ARCHIVE_NAME, open_run
 from stellar.records import Status
 from stellar.run import SUMMARY_NAME, Run
-from conftest import TOY
 
 
 def run(config):
@@ -55,7 +55,8 @@ def test_test_budget_is_exact_and_run_directory_is_complete(toy_config):
     run_dir = summary.run_dir
     names = set(os.listdir(run_dir))
     assert {"archive.sqlite", "config.yaml", "summary.json"} <= names
-    saved = json.loads(open(os.path.join(run_dir, SUMMARY_NAME)).read())
+    with open(os.path.join(run_dir, SUMMARY_NAME)) as fh:
+        saved = json.load(fh)
     assert saved["tests"] == 47
     with open_run(run_dir) as archive:
         assert archive.counts()["ok"] == 47

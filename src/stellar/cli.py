@@ -64,6 +64,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit with code 1 when failures were found (for CI pipelines)",
     )
 
+    serve = commands.add_parser(
+        "serve-navi",
+        help="serve the built-in navigation assistant over HTTP",
+        description='POST /query with {"text": ...} answers {"answer": ..., "pois": [...]}; '
+        'GET /health answers {"status": "ok"}.',
+    )
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument(
+        "--pois",
+        default="generated",
+        metavar="SOURCE",
+        help="generated (default), multiwoz, multiwoz:DIR or yelp:FILE",
+    )
+
     export = commands.add_parser(
         "export",
         help="write a run's tests and failures as JSONL and CSV",
@@ -79,6 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return cmd_run(args)
+        if args.command == "serve-navi":
+            return cmd_serve_navi(args)
         return cmd_export(args)
     except StellarError as exc:
         print(f"stellar: error: {exc}", file=sys.stderr)
@@ -134,6 +151,22 @@ async def _execute(run: Run) -> RunSummary:
         return run.summary
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+
+
+def cmd_serve_navi(args: argparse.Namespace) -> int:
+    from stellar.usecases.navi.assistant import navi_assistant
+    from stellar.usecases.navi.server import make_server
+
+    server = make_server(args.port, args.host, navi_assistant(pois=args.pois))
+    host, port = server.server_address[:2]
+    console.print(f"navigation assistant on http://{host}:{port}/query (Ctrl-C to stop)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
