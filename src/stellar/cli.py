@@ -57,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--show", type=int, default=10, metavar="N", help="failures to list at the end (default 10)"
     )
+    run.add_argument(
+        "--pois",
+        metavar="SOURCE",
+        help="navigation use case: venues from generated (default), multiwoz, multiwoz:DIR "
+        "or yelp:FILE (Yelp business JSON lines)",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument(
         "--fail-on-failures",
@@ -111,6 +117,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         "algorithm.population": args.population,
         "concurrency": args.concurrency,
         "out": str(args.out) if args.out else None,
+        "sut.options.pois": args.pois,
+        "fitness.options.pois": args.pois,
     }
     config = load_config(args.config, overrides)
     progress = _progress(args.quiet, config.budget.tests)
