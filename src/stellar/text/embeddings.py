@@ -172,6 +172,9 @@ class MiniLMEmbedder:
                 "The MiniLM embedder needs the 'sentence-transformers' package; install it "
                 "or use the torch-free get_embedder('hashing')."
             ) from exc
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # no "Loading weights" bar in our output
         model = SentenceTransformer(str(path), device=self.device, local_files_only=True)
         get_dim = getattr(model, "get_embedding_dimension", None)
         dim = get_dim() if callable(get_dim) else model.get_sentence_embedding_dimension()
