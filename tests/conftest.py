@@ -36,3 +36,19 @@ def crashing_sut(text: str):
     if "food" in text.lower():
         raise ConnectionError("endpoint unreachable")
     return answer(text)
+
+
+class EchoSUT:
+    """A SUT object with ``query`` returning a plain string and no ``aclose``."""
+
+    async def query(self, text: str) -> str:
+        from toy import answer
+
+        return answer(text).text
+
+
+class AsyncQuality:
+    """A fitness object with an async ``__call__``."""
+
+    async def __call__(self, candidate, test_input, response):
+        return {"quality": 0.5}

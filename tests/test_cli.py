@@ -12,7 +12,10 @@ from stellar.cli import main
 def stellar(*args, cwd=None):
     return subprocess.run(
         [sys.executable, "-m", "stellar.cli", *map(str, args)],
-        capture_output=True, text=True, cwd=cwd, timeout=300,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
     )
 
 
@@ -20,8 +23,16 @@ def test_run_prints_progress_summary_and_exports(tmp_path):
     result = stellar("run", TOY / "run.yaml", "--tests", "60", "--out", tmp_path, "--seed", "3")
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    for word in ("tests 60", "failures", "ratio", "duplicates", "invalid", "errors", "time",
-                 "results:"):
+    for word in (
+        "tests 60",
+        "failures",
+        "ratio",
+        "duplicates",
+        "invalid",
+        "errors",
+        "time",
+        "results:",
+    ):
         assert word in out
     [run_dir] = list(tmp_path.iterdir())
     assert str(run_dir) in out.replace("\n", "")
@@ -38,8 +49,20 @@ def test_run_prints_progress_summary_and_exports(tmp_path):
 
 
 def test_options_override_configuration(tmp_path):
-    result = stellar("run", TOY / "run.yaml", "--tests", "25", "--out", tmp_path,
-                     "--algorithm", "random", "--population", "5", "--concurrency", "2")
+    result = stellar(
+        "run",
+        TOY / "run.yaml",
+        "--tests",
+        "25",
+        "--out",
+        tmp_path,
+        "--algorithm",
+        "random",
+        "--population",
+        "5",
+        "--concurrency",
+        "2",
+    )
     assert result.returncode == 0, result.stderr
     [run_dir] = list(tmp_path.iterdir())
     assert "-random-" in run_dir.name
@@ -60,6 +83,9 @@ def test_options_override_configuration(tmp_path):
         ("use_case: nowhere\n", "nowhere: no such use case"),
         ("use_case: {toy}\nsut: {{type: python, target: 'toy:nothing'}}\n", "has no 'nothing'"),
         ("use_case: [unclosed\n", "not valid YAML at line"),
+        ("use_case: {toy}\nalgorithm: {{population: 1}}\n", "population must be at least 2"),
+        ("use_case: {toy}\nbudget: 5\n", "budget: Input should be a valid dictionary"),
+        ("use_case: {toy}\nimport_paths: 3\n", "import_paths: expected a list"),
     ],
 )
 def test_malformed_configuration_exits_2_with_one_line(tmp_path, config, expected):
@@ -75,8 +101,10 @@ def test_malformed_configuration_exits_2_with_one_line(tmp_path, config, expecte
 
 def test_malformed_feature_file_exits_2(tmp_path):
     features = tmp_path / "f.yaml"
-    features.write_text("features:\n  - {name: a, kind: content, values: [x]}\n"
-                        "constraints:\n  - {when: {b: x}, set: {a: x}}\n")
+    features.write_text(
+        "features:\n  - {name: a, kind: content, values: [x]}\n"
+        "constraints:\n  - {when: {b: x}, set: {a: x}}\n"
+    )
     config = tmp_path / "c.yaml"
     config.write_text(f"use_case: {TOY}\nfeatures: f.yaml\n")
     result = stellar("run", config, "--out", tmp_path / "runs")
@@ -101,13 +129,38 @@ def test_export_of_a_folder_that_is_no_run_exits_2(tmp_path, capsys):
 def test_help_explains_every_option():
     result = stellar("run", "--help")
     assert result.returncode == 0
-    for option in ("--algorithm", "--seed", "--tests", "--time", "--out", "--concurrency",
-                   "--population", "--fail-on-failures"):
+    for option in (
+        "--algorithm",
+        "--seed",
+        "--tests",
+        "--time",
+        "--out",
+        "--concurrency",
+        "--population",
+        "--fail-on-failures",
+    ):
         assert option in result.stdout
 
 
 def test_fail_on_failures_exit_code(tmp_path):
-    result = stellar("run", TOY / "run.yaml", "--tests", "200", "--out", tmp_path,
-                     "--fail-on-failures", "--quiet")
+    result = stellar(
+        "run",
+        TOY / "run.yaml",
+        "--tests",
+        "200",
+        "--out",
+        tmp_path,
+        "--fail-on-failures",
+        "--quiet",
+    )
     assert result.returncode == 1
     assert "Failures found" in result.stdout
+
+
+def test_override_into_a_non_mapping_setting_exits_2(tmp_path, capsys):
+    path = tmp_path / "bad.yaml"
+    path.write_text(f"use_case: {TOY}\nalgorithm: random\n")
+    assert main(["run", str(path), "--population", "5", "--out", str(tmp_path)]) == 2
+    assert (
+        capsys.readouterr().err.strip() == f"stellar: error: {path}: algorithm: expected a mapping"
+    )

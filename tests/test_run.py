@@ -30,8 +30,9 @@ def test_stellar_finds_more_failures_than_random(toy_config):
     found = {"stellar": [], "random": []}
     for algorithm in found:
         for seed in range(4):
-            summary = run(toy_config(**{"algorithm.name": algorithm, "seed": seed,
-                                        "budget.tests": 300}))
+            summary = run(
+                toy_config(**{"algorithm.name": algorithm, "seed": seed, "budget.tests": 300})
+            )
             assert summary.tests == 300
             failures = unique_failures(summary)
             found[algorithm].append(len(failures))
@@ -65,8 +66,14 @@ def test_test_budget_is_exact_and_run_directory_is_complete(toy_config):
 
 
 def test_time_budget_stops_the_run(toy_config):
-    config = toy_config(**{"budget.tests": 100_000, "budget.time": 1.0,
-                           "sut.target": "toy:slow_answer", "concurrency": 2})
+    config = toy_config(
+        **{
+            "budget.tests": 100_000,
+            "budget.time": 1.0,
+            "sut.target": "toy:slow_answer",
+            "concurrency": 2,
+        }
+    )
     began = time.monotonic()
     summary = run(config)
     assert time.monotonic() - began < 5
@@ -75,8 +82,13 @@ def test_time_budget_stops_the_run(toy_config):
 
 
 def test_discarded_inputs_are_bounded_so_a_run_always_ends(toy_config, tmp_path):
-    config = toy_config(**{"budget.tests": 50, "budget.max_discarded": 30,
-                           "generator.target": "conftest:empty_generator"})
+    config = toy_config(
+        **{
+            "budget.tests": 50,
+            "budget.max_discarded": 30,
+            "generator.target": "conftest:empty_generator",
+        }
+    )
     summary = run(config)
     assert summary.tests == 0
     assert summary.invalid >= 30
@@ -114,9 +126,20 @@ def test_sigkill_leaves_an_archive_with_every_finished_test(tmp_path):
     config = tmp_path / "slow.yaml"
     config.write_text(f"use_case: {TOY}\nsut: {{type: python, target: 'toy:slow_answer'}}\n")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "stellar.cli", "run", str(config), "--tests", "5000",
-         "--out", str(out), "--quiet"],
-        env={**os.environ, "PYTHONPATH": str(TOY)}, stdout=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "stellar.cli",
+            "run",
+            str(config),
+            "--tests",
+            "5000",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        env={**os.environ, "PYTHONPATH": str(TOY)},
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
@@ -148,8 +171,51 @@ def test_sigkill_leaves_an_archive_with_every_finished_test(tmp_path):
 
 @pytest.mark.parametrize("algorithm", ["stellar", "random"])
 def test_sut_faults_do_not_stop_the_run(toy_config, algorithm):
-    config = toy_config(**{"budget.tests": 40, "algorithm.name": algorithm,
-                           "sut.target": "conftest:crashing_sut"})
+    config = toy_config(
+        **{"budget.tests": 40, "algorithm.name": algorithm, "sut.target": "conftest:crashing_sut"}
+    )
     summary = run(config)
     assert summary.tests == 40
     assert summary.sut_errors > 0 and summary.tests - summary.sut_errors > 0
+
+
+def test_tiny_space_ends_when_exhausted(toy_config, tmp_path):
+    features = tmp_path / "tiny.yaml"
+    features.write_text(
+        "features:\n  - {name: a, kind: content, values: [x, y]}\n"
+        "  - {name: b, kind: style, values: [p, q]}\n"
+    )
+    config = toy_config(
+        **{
+            "features": str(features),
+            "budget.tests": 50,
+            "algorithm.population": 4,
+            "generator": {"type": "template", "templates": ["{a} {b}"]},
+            "sut.target": "toy:answer",
+            "fitness.target": "conftest:AsyncQuality",
+        }
+    )
+    summary = run(config)
+    assert summary.stop_reason.startswith(("search space exhausted", "discard limit"))
+    assert summary.tests <= 50
+
+
+def test_custom_sut_object_returning_text(toy_config):
+    summary = run(
+        toy_config(
+            **{
+                "budget.tests": 20,
+                "sut.target": "conftest:EchoSUT",
+                "fitness.target": "conftest:AsyncQuality",
+            }
+        )
+    )
+    assert summary.tests == 20 and summary.judge_errors == 0 and summary.sut_errors == 0
+    assert os.path.exists(os.path.join(summary.run_dir, SUMMARY_NAME))
+
+
+def test_missing_objective_is_a_judge_error(toy_config):
+    summary = run(toy_config(**{"budget.tests": 20, "fitness.objectives": ["qualty"]}))
+    assert summary.judge_errors == 20
+    with open_run(summary.run_dir) as archive:
+        assert "no score 'qualty'" in next(archive.records()).error

@@ -63,8 +63,7 @@ class Archive:
         row["status"] = str(record.status)
         with self.db:
             cur = self.db.execute(
-                f"INSERT INTO tests ({_QUOTED}) "
-                f"VALUES ({', '.join('?' for _ in COLUMNS)})",
+                f"INSERT INTO tests ({_QUOTED}) VALUES ({', '.join('?' for _ in COLUMNS)})",
                 [row[c] for c in COLUMNS],
             )
         return int(cur.lastrowid or 0)

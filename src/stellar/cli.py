@@ -146,6 +146,7 @@ async def _execute(run: Run) -> RunSummary:
 
     def on_sigint() -> None:
         if run.stop.is_set() and main_task is not None:
+            run.stop_reason = "aborted (Ctrl-C twice)"
             main_task.cancel()  # second Ctrl-C: do not wait for tests in flight
         else:
             console.print("[yellow]Stopping after the tests in flight (Ctrl-C again to abort).[/]")
@@ -155,7 +156,6 @@ async def _execute(run: Run) -> RunSummary:
     try:
         return await run.execute()
     except asyncio.CancelledError:
-        run.summary.stop_reason = "aborted (Ctrl-C twice)"
         return run.summary
     finally:
         loop.remove_signal_handler(signal.SIGINT)

@@ -138,7 +138,7 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
         data = _merge(_load_use_case(str(data["use_case"]), base), data)
     for dotted, value in (overrides or {}).items():
         if value is not None:
-            _set_dotted(data, dotted, value)
+            _set_dotted(data, dotted, value, source)
     try:
         config = RunConfig.model_validate(data)
         config.objectives  # noqa: B018 - validates that objectives can be named
@@ -197,10 +197,18 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def _resolve_paths(data: dict[str, Any], base: Path) -> None:
+    """Make paths absolute; give python components their default ``type``."""
     if isinstance(data.get("features"), str):
         data["features"] = str((base / data["features"]).resolve())
-    if "import_paths" in data and isinstance(data["import_paths"], list):
-        data["import_paths"] = [str((base / p).resolve()) for p in data["import_paths"]]
+    paths = data.get("import_paths", [])
+    if isinstance(paths, str):
+        paths = [paths]
+    if not isinstance(paths, list):
+        raise ConfigError(base, "import_paths", "expected a list of folders")
+    data["import_paths"] = [str((base / p).resolve()) for p in paths]
+    for key in ("generator", "sut"):
+        if isinstance(data.get(key), dict) and "target" in data[key]:
+            data[key].setdefault("type", "python")
 
 
 def _merge(defaults: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
@@ -215,10 +223,14 @@ def _merge(defaults: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any
     return out
 
 
-def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
+def _set_dotted(data: dict[str, Any], dotted: str, value: Any, source: object) -> None:
     *parents, last = dotted.split(".")
-    for key in parents:
-        data = data.setdefault(key, {})
+    for depth, key in enumerate(parents):
+        if data.get(key) is None:
+            data[key] = {}
+        if not isinstance(data[key], dict):
+            raise ConfigError(source, ".".join(parents[: depth + 1]), "expected a mapping")
+        data = data[key]
     data[last] = value
 
 

@@ -21,7 +21,7 @@ from stellar.features import Candidate
 from stellar.fitness import Fitness, Oracle
 from stellar.generators import Generator
 from stellar.records import Status, TestInput, TestRecord
-from stellar.suts import SUT
+from stellar.suts import SUT, to_response
 
 
 class DuplicateCheck(Protocol):
@@ -54,6 +54,7 @@ class Pipeline:
     sut_timeout: float = 60.0
     max_input_chars: int = 2000
     seed: int = 0
+    objectives: Sequence[str] = ()
     on_record: Callable[[TestRecord], None] | None = None
 
     def __post_init__(self) -> None:
@@ -135,7 +136,8 @@ class Pipeline:
         text = record.input_text or ""
         began = time.perf_counter()
         try:
-            response = await asyncio.wait_for(self.sut.query(text), self.sut_timeout)
+            reply = await asyncio.wait_for(self.sut.query(text), self.sut_timeout)
+            response = to_response(reply)
         except TimeoutError:
             record.status, record.error = Status.SUT_ERROR, f"timed out after {self.sut_timeout}s"
             return
@@ -155,6 +157,9 @@ class Pipeline:
             )
             record.scores, record.excluded = evaluation.scores, evaluation.excluded
             record.details = evaluation.details
+            missing = [name for name in self.objectives if name not in evaluation.scores]
+            if missing:
+                raise KeyError(f"fitness gave no score {missing[0]!r}")
             record.failed = bool(self.oracle(evaluation.scores))
         except Exception as exc:  # a fault of a judge is data
             record.status, record.error = Status.JUDGE_ERROR, _describe(exc)

@@ -15,6 +15,7 @@ import yaml
 from stellar import __version__
 from stellar.archive import ARCHIVE_NAME, CONFIG_NAME, Archive
 from stellar.config import RunConfig
+from stellar.errors import StellarError
 from stellar.features import load_feature_space
 from stellar.fitness import Oracle, ThresholdOracle, as_fitness
 from stellar.generators import TemplateGenerator, as_generator
@@ -122,6 +123,7 @@ class Run:
                 sut_timeout=cfg.sut_timeout,
                 max_input_chars=cfg.max_input_chars,
                 seed=cfg.seed,
+                objectives=cfg.objectives,
                 on_record=self._count,
             )
             reason = "error"
@@ -129,13 +131,15 @@ class Run:
                 while not (reason := self._exhausted(deadline)):
                     gate = Gate(self._tests_left(), deadline, self.stop)
                     candidates = self.algorithm.ask()
+                    if not candidates:
+                        reason = "search space exhausted (no new candidates)"
+                        break
                     records = await pipeline.run_generation(
                         self.summary.generations, candidates, gate
                     )
                     self.summary.generations += 1
                     self.algorithm.tell(candidates, [self._objectives(r) for r in records])
             finally:
-                await self.sut.aclose()
                 self.summary.elapsed = time.monotonic() - started
                 self.summary.stop_reason = self.stop_reason or reason
                 archive.set_meta(
@@ -146,6 +150,9 @@ class Run:
                 (self.run_dir / SUMMARY_NAME).write_text(
                     json.dumps(asdict(self.summary), indent=2), encoding="utf-8"
                 )
+                close = getattr(self.sut, "aclose", None)
+                if close is not None:
+                    await close()
         return self.summary
 
     def _count(self, record: TestRecord) -> None:
@@ -222,7 +229,10 @@ def build_fitness(cfg: RunConfig):
 def build_oracle(cfg: RunConfig) -> Oracle:
     if cfg.oracle.below is not None:
         return ThresholdOracle(cfg.oracle.below)
-    return load_object(cfg.oracle.target, "oracle")
+    oracle = instantiate(load_object(cfg.oracle.target, "oracle"), {})
+    if not callable(oracle):
+        raise StellarError(f"oracle {cfg.oracle.target!r} is not callable")
+    return oracle
 
 
 def build_duplicates(cfg: RunConfig):

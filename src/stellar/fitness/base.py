@@ -47,6 +47,8 @@ class CallableFitness:
             result = await self.func(candidate, test_input, response)
         else:
             result = await asyncio.to_thread(self.func, candidate, test_input, response)
+        if inspect.isawaitable(result):  # an object with an async __call__
+            result = await result
         return to_evaluation(result)
 
 

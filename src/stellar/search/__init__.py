@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from stellar.errors import StellarError
 from stellar.features import FeatureSpace
 from stellar.plugins import accepted_kwargs, load_object
 from stellar.search.base import Algorithm
@@ -17,7 +18,10 @@ def make_algorithm(
     """Build an algorithm by name, or by a dotted path ``package.module:Class``."""
     factory = ALGORITHMS.get(name) or load_object(name, what="algorithm")
     settings = accepted_kwargs(factory, settings)
-    return factory(space, n_objectives=n_objectives, seed=seed, **settings)
+    try:
+        return factory(space, n_objectives=n_objectives, seed=seed, **settings)
+    except (TypeError, ValueError) as exc:
+        raise StellarError(f"algorithm {name}: {exc}") from None
 
 
 __all__ = ["ALGORITHMS", "Algorithm", "make_algorithm"]

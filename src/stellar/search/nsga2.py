@@ -144,6 +144,9 @@ class StellarSearch:
 
     def ask(self) -> list[Candidate]:
         self._pending = self.algorithm.ask()
+        if self._pending is None or len(self._pending) == 0:
+            self._pending = None  # mating found no new candidate: the space is exhausted
+            return []
         return [self.space.candidate_from_vector(x) for x in self._pending.get("X")]
 
     def tell(
@@ -151,7 +154,9 @@ class StellarSearch:
     ) -> None:
         """Feed back the scored candidates; discarded ones never enter the population."""
         if self._pending is None:
-            raise RuntimeError("tell() without ask()")
+            if candidates:
+                raise RuntimeError("tell() without ask()")
+            return
         keep = [i for i, s in enumerate(scores) if s is not None]
         pending, self._pending = self._pending, None
         if not keep:
