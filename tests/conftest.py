@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -10,6 +11,17 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures"
 TOY = FIXTURES / "toy"
 sys.path.insert(0, str(TOY))  # the toy module is importable as `toy`
+
+
+def stellar(*args, cwd=None) -> subprocess.CompletedProcess:
+    """Run the command line in a fresh interpreter."""
+    return subprocess.run(
+        [sys.executable, "-m", "stellar.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
 
 
 @pytest.fixture

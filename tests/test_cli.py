@@ -1,22 +1,10 @@
 import csv
 import json
-import subprocess
-import sys
 
 import pytest
-from conftest import TOY
+from conftest import TOY, stellar
 
 from stellar.cli import main
-
-
-def stellar(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "stellar.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-    )
 
 
 def test_run_prints_progress_summary_and_exports(tmp_path):

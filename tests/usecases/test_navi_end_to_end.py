@@ -1,25 +1,14 @@
 """The built-in navigation use case through the command line."""
 
 import json
-import subprocess
-import sys
 import threading
 
 import pytest
+from conftest import stellar
 
 from stellar.archive import open_run
 from stellar.usecases.navi.assistant import NavigationAssistant
 from stellar.usecases.navi.server import make_server
-
-
-def stellar(*args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "stellar.cli", *map(str, args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 def test_default_run_needs_no_arguments(tmp_path):
