@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import yaml
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -16,8 +17,10 @@ from rich.table import Table
 
 from stellar import __version__
 from stellar.archive import export_run, open_run
-from stellar.config import load_config, parse_duration
+from stellar.config import OFFLINE, load_config, parse_duration, sut_setting
 from stellar.errors import StellarError
+from stellar.llm.estimate import DISCARD_SHARE, Estimate, estimate_run
+from stellar.llm.models import is_model_name
 from stellar.records import TestRecord
 from stellar.run import Run, RunSummary
 
@@ -30,6 +33,17 @@ With no CONFIG, runs the built-in navigation use case fully offline. CONFIG is a
 that selects the use case (feature space), algorithm, generator, system under test, fitness
 and oracle; options given here override it. Every test is committed to
 RUN_DIR/archive.sqlite as it completes; Ctrl-C stops cleanly and keeps finished tests.
+
+Models are named provider:model: openai:gpt-4o-mini, azure:DEPLOYMENT, ollama:llama3.1,
+openai-compatible:MODEL@http://host:port/v1. Keys come from environment variables
+(OPENAI_API_KEY, AZURE_OPENAI_API_KEY, or llm.endpoints.*.api_key_env in CONFIG). Answers
+are cached in ~/.cache/stellar/, so a repeated request is never paid for twice.
+
+examples:
+  stellar run                                   offline navigation use case, 1000 tests
+  stellar run --tests 200 --algorithm random    a random-search baseline
+  stellar run --generator openai:gpt-4o-mini --judge openai:gpt-4o-mini --dry-run
+  stellar run --sut http://localhost:8000/query --max-cost 2.50
 """
 
 
@@ -54,6 +68,36 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--population", type=int, help="population size k (tests per generation)")
     run.add_argument("--concurrency", type=int, help="tests run at the same time")
     run.add_argument("--out", type=Path, help="folder for run directories (default: runs)")
+    run.add_argument(
+        "--generator",
+        metavar="MODEL",
+        help="a model writes the inputs (the use case's prompt); 'offline': the use case's own",
+    )
+    run.add_argument(
+        "--sut",
+        metavar="TARGET",
+        help="system under test: a model, an http(s) URL (JSON {'text': input} in, "
+        "'answer' out), module:function, or 'offline' (the use case's own)",
+    )
+    run.add_argument(
+        "--judge", metavar="MODEL", help="an LLM judge scores the answers; 'offline': rules"
+    )
+    run.add_argument(
+        "--max-cost", type=float, metavar="USD", help="stop when model calls have cost this much"
+    )
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="estimate model calls, tokens and cost of the budget; send nothing",
+    )
+    run.add_argument("--no-cache", action="store_true", help="do not reuse cached model answers")
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set any configuration value, e.g. --set judge.votes=3 (repeatable; YAML values)",
+    )
     run.add_argument(
         "--show", type=int, default=10, metavar="N", help="failures to list at the end (default 10)"
     )
@@ -119,8 +163,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         "out": str(args.out) if args.out else None,
         "sut.options.pois": args.pois,
         "fitness.options.pois": args.pois,
+        "generator": _model_choice(args.generator, "generator"),
+        "sut": _sut_choice(args.sut),
+        "judge.model": args.judge,
+        "budget.cost": args.max_cost,
+        "llm.cache": False if args.no_cache else None,
+        **dict(_setting(item) for item in args.set),
     }
+    if args.judge == OFFLINE:
+        overrides["judge.model"] = ""
     config = load_config(args.config, overrides)
+    if args.dry_run:
+        _print_estimate(estimate_run(config), config.name)
+        return 0
     progress = _progress(args.quiet, config.budget.tests)
     task = progress.add_task("testing", total=config.budget.tests, failures=0, ratio=0.0)
 
@@ -137,7 +192,71 @@ def cmd_run(args: argparse.Namespace) -> int:
     with progress:
         summary = asyncio.run(_execute(run))
     _print_summary(summary, args.show)
+    if summary.error:
+        print(f"stellar: error: {summary.error}", file=sys.stderr)
+        return 2
     return 1 if args.fail_on_failures and summary.failures else 0
+
+
+def _model_choice(value: str | None, what: str) -> dict | str | None:
+    if value is None or value == OFFLINE:
+        return value
+    if not is_model_name(value):
+        raise StellarError(
+            f"--{what} {value!r}: give a model such as openai:gpt-4o-mini, or offline"
+        )
+    return {"type": "llm", "model": value}
+
+
+def _sut_choice(value: str | None) -> dict | str | None:
+    if value is None:
+        return None
+    try:
+        return sut_setting(value)
+    except ValueError as exc:
+        raise StellarError(f"--sut: {exc}") from None
+
+
+def _setting(item: str) -> tuple[str, object]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise StellarError(f"--set {item!r}: write KEY=VALUE, e.g. --set judge.votes=3")
+    try:
+        return key.strip(), yaml.safe_load(value)
+    except yaml.YAMLError:
+        raise StellarError(f"--set {item!r}: the value is not valid YAML") from None
+
+
+def _print_estimate(estimate: Estimate, name: str) -> None:
+    out = Console(highlight=False, soft_wrap=True)
+    unit = f"per {estimate.tests} tests" if estimate.assumed_tests else f"{estimate.tests} tests"
+    if not estimate.rows:
+        out.print(f"{name}: no model is configured; the run makes no model calls and costs $0.")
+        return
+    table = Table(title=f"Dry run of {name}: estimated model use for {unit}")
+    for column in ("role", "model", "calls", "input tokens", "output tokens", "cost (USD)"):
+        table.add_column(column, justify="left" if column in ("role", "model") else "right")
+    for row in estimate.rows:
+        cost = "no price" if row.cost is None else f"{row.cost:.4f}"
+        table.add_row(
+            row.role,
+            escape(row.model),
+            f"{row.calls:,.0f}",
+            f"{row.input_tokens:,.0f}",
+            f"{row.output_tokens:,.0f}",
+            cost,
+        )
+    out.print(table)
+    total = estimate.cost
+    out.print(
+        (
+            "total cost: unknown (add prices under llm.prices)"
+            if total is None
+            else f"total cost: about ${total:.4f}"
+        )
+        + f"\nassumes ~4 characters per token and {DISCARD_SHARE:.0%} of generated inputs "
+        "discarded; retries, judge repairs and cached answers are not counted"
+    )
 
 
 async def _execute(run: Run) -> RunSummary:
@@ -223,9 +342,24 @@ def _print_summary(summary: RunSummary, show: int) -> None:
         f"tests {s.tests}  failures {s.failures}  ratio {s.failure_ratio:.1%}  "
         f"duplicates {s.duplicates}  invalid {s.invalid}  "
         f"errors {s.sut_errors} sut / {s.judge_errors} judge  excluded {s.excluded}  "
-        f"time {s.elapsed:.1f} s\nresults: {escape(s.run_dir)}  "
+        f"time {s.elapsed:.1f} s\n{_usage_line(s)}results: {escape(s.run_dir)}  "
         f"(export with: stellar export {escape(s.run_dir)})"
     )
+
+
+def _usage_line(summary: RunSummary) -> str:
+    """Model calls, tokens and cost per role; empty for an offline run."""
+    if not summary.usage:
+        return ""
+    parts = []
+    for role, u in summary.usage.items():
+        cached = f", {u.get('cached', 0):.0f} cached" if u.get("cached") else ""
+        errors = f", {u.get('errors', 0):.0f} failed" if u.get("errors") else ""
+        parts.append(
+            f"{role} {u.get('calls', 0):.0f} calls{cached}{errors} "
+            f"({u.get('input_tokens', 0):,.0f} in / {u.get('output_tokens', 0):,.0f} out)"
+        )
+    return f"model calls: {'; '.join(parts)}  cost ${summary.cost:.4f}\n"
 
 
 def _clip(text: str, n: int) -> str:

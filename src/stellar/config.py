@@ -17,9 +17,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from stellar.errors import ConfigError
+from stellar.llm.client import LLMSettings
+from stellar.llm.models import is_model_name, parse_model
 
 BUILTIN_USE_CASES = Path(__file__).parent / "usecases"
 USE_CASE_FILE = "usecase.yaml"
+OFFLINE = "offline"  # --generator/--sut offline: the use case's own component
+LLM_PATHS = ("template", "system", "examples")
 
 
 class Strict(BaseModel):
@@ -40,6 +44,51 @@ class TemplateGeneratorConfig(Strict):
     templates: list[str] = Field(min_length=1)
 
 
+class LLMGeneratorConfig(Strict):
+    """A model writes each input from a Jinja2 prompt (use cases give the defaults)."""
+
+    type: Literal["llm"]
+    model: str
+    template: Path
+    system: Path | None = None
+    examples: Path | None = Field(None, description="example inputs retrieved as references")
+    rag_k: int = Field(3, ge=0, description="retrieved examples per prompt")
+    few_shot: list[str] = Field(default_factory=list)
+    guidelines: list[str] = Field(default_factory=list)
+    temperature: float = Field(0.2, ge=0, le=2)
+    max_tokens: int = Field(120, ge=1)
+    perturb: bool = Field(True, description="apply the perturbation features after generation")
+    perturbations: dict[str, str] = Field(
+        default_factory=dict, description="perturbation value -> operator name"
+    )
+
+
+class ChatSUTConfig(Strict):
+    """A chat model is the system under test."""
+
+    type: Literal["chat"]
+    model: str
+    system_prompt: str | None = None
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int = Field(512, ge=1)
+
+
+class JudgeConfig(Strict):
+    """The LLM judge, for fitness functions that take one (``model: null``: offline)."""
+
+    model: str | None = None
+    votes: int = Field(1, ge=1, description="majority vote of this many samples (odd)")
+    temperature: float = Field(0.0, ge=0, le=2)
+    structured: bool = Field(True, description="ask for structured output where supported")
+    max_tokens: int = Field(300, ge=1)
+
+    @model_validator(mode="after")
+    def odd_votes(self) -> JudgeConfig:
+        if self.votes % 2 == 0:
+            raise ValueError("votes must be odd, so that a majority exists")
+        return self
+
+
 class PythonComponent(Strict):
     type: Literal["python"] = "python"
     target: str
@@ -57,8 +106,10 @@ class HttpSUTConfig(Strict):
     timeout: float = Field(30.0, gt=0)
 
 
-GeneratorConfig = Annotated[TemplateGeneratorConfig | PythonComponent, Field(discriminator="type")]
-SUTConfig = Annotated[HttpSUTConfig | PythonComponent, Field(discriminator="type")]
+GeneratorConfig = Annotated[
+    TemplateGeneratorConfig | LLMGeneratorConfig | PythonComponent, Field(discriminator="type")
+]
+SUTConfig = Annotated[HttpSUTConfig | ChatSUTConfig | PythonComponent, Field(discriminator="type")]
 
 
 class FitnessConfig(PythonComponent):
@@ -81,6 +132,7 @@ class OracleConfig(Strict):
 class BudgetConfig(Strict):
     tests: int | None = Field(200, ge=1, description="inputs sent to the system under test")
     time: float | None = Field(None, gt=0, description="wall time in seconds")
+    cost: float | None = Field(None, gt=0, description="money in USD spent on model calls")
     max_discarded: int | None = Field(None, ge=0, description="default: 10 x tests, or 10,000")
 
     @property
@@ -106,6 +158,11 @@ class RunConfig(Strict):
     oracle: OracleConfig
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     duplicates: DuplicatesConfig = Field(default_factory=DuplicatesConfig)
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    llm_generator: dict[str, Any] = Field(
+        default_factory=dict, description="the use case's settings for an LLM generator"
+    )
     concurrency: int = Field(8, ge=1, description="tests run at the same time")
     sut_timeout: float = Field(60.0, gt=0, description="seconds before a SUT call is an error")
     max_input_chars: int = Field(2000, ge=1, description="longer generated inputs are invalid")
@@ -134,11 +191,22 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
         base = source.resolve().parent
     _resolve_paths(data, base)
     data.setdefault("import_paths", []).append(str(base))
+    use_case: dict[str, Any] = {}
     if data.get("use_case"):
-        data = _merge(_load_use_case(str(data["use_case"]), base), data)
+        use_case = _load_use_case(str(data["use_case"]), base)
+        data = _merge(use_case, data)
     for dotted, value in (overrides or {}).items():
-        if value is not None:
+        if value is None:
+            continue
+        if value == OFFLINE and dotted in ("generator", "sut"):
+            if dotted not in use_case:
+                raise ConfigError(source, dotted, "no use case gives an offline default")
+            data[dotted] = use_case[dotted]
+        else:
             _set_dotted(data, dotted, value, source)
+    generator = data.get("generator")
+    if isinstance(generator, dict) and generator.get("type") == "llm":
+        data["generator"] = {**data.get("llm_generator", {}), **generator}
     try:
         config = RunConfig.model_validate(data)
         config.objectives  # noqa: B018 - validates that objectives can be named
@@ -146,10 +214,42 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
         raise ConfigError(source, *_first_error(exc)) from None
     except ValueError as exc:
         raise ConfigError(source, "fitness.objectives", str(exc)) from None
+    for where, name in model_names(config):
+        parse_model(name, f"{source}: {where}")
     for folder in config.import_paths:
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
     return config
+
+
+def model_names(config: RunConfig) -> list[tuple[str, str]]:
+    """(setting, model name) of every model the configuration uses."""
+    names = []
+    if config.generator.type == "llm":
+        names.append(("generator.model", config.generator.model))
+    if config.sut.type == "chat":
+        names.append(("sut.model", config.sut.model))
+    elif config.sut.type == "python" and isinstance(config.sut.options.get("llm"), str):
+        names.append(("sut.options.llm", config.sut.options["llm"]))
+    if config.judge.model:
+        names.append(("judge.model", config.judge.model))
+    return names
+
+
+def sut_setting(text: str) -> dict[str, Any] | str:
+    """``--sut``: a model name, an http(s) URL, ``module:function`` or ``offline``."""
+    if text == OFFLINE:
+        return OFFLINE
+    if is_model_name(text):
+        return {"type": "chat", "model": text}
+    if text.startswith(("http://", "https://")):
+        return {"type": "http", "url": text}
+    if ":" in text or "." in text:
+        return {"type": "python", "target": text}
+    raise ValueError(
+        f"{text!r} is not a system under test: give a model (openai:gpt-4o-mini), "
+        "an http(s) URL, module:function, or offline"
+    )
 
 
 def use_case_dir(name: str, base: Path) -> Path:
@@ -209,6 +309,12 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
     for key in ("generator", "sut"):
         if isinstance(data.get(key), dict) and "target" in data[key]:
             data[key].setdefault("type", "python")
+    for key in ("generator", "llm_generator"):
+        section = data.get(key)
+        if isinstance(section, dict) and (key == "llm_generator" or section.get("type") == "llm"):
+            for name in LLM_PATHS:
+                if isinstance(section.get(name), str):
+                    section[name] = str((base / section[name]).resolve())
 
 
 def _merge(defaults: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

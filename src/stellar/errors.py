@@ -12,3 +12,11 @@ class ConfigError(StellarError):
         where = f"{source}: {path}" if path else f"{source}"
         super().__init__(f"{where}: {problem}")
         self.source, self.path, self.problem = source, path, problem
+
+
+class ModelError(StellarError):
+    """A model call failed after its retries (rate limits, server errors, timeouts)."""
+
+
+class ModelAccessError(ModelError):
+    """The endpoint refused the key or does not know the model: no later call can succeed."""

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from stellar.archive import Archive
+from stellar.errors import ModelAccessError
 from stellar.features import Candidate
 from stellar.fitness import Fitness, Oracle
 from stellar.generators import Generator
+from stellar.llm.usage import book_for_test
 from stellar.records import Status, TestInput, TestRecord
 from stellar.suts import SUT, to_response
 
@@ -35,9 +37,13 @@ class Gate:
     tests_left: int | None
     deadline: float | None  # time.monotonic() value
     stop: asyncio.Event = field(default_factory=asyncio.Event)
+    max_cost: float | None = None  # USD
+    spent: Callable[[], float] = lambda: 0.0
 
     def open(self) -> bool:
         if self.stop.is_set():
+            return False
+        if self.max_cost is not None and self.spent() >= self.max_cost:
             return False
         return self.deadline is None or time.monotonic() < self.deadline
 
@@ -56,6 +62,7 @@ class Pipeline:
     seed: int = 0
     objectives: Sequence[str] = ()
     on_record: Callable[[TestRecord], None] | None = None
+    on_fatal: Callable[[str], None] | None = None  # a model refused the key or is unknown
 
     def __post_init__(self) -> None:
         self._slots = asyncio.Semaphore(self.concurrency)
@@ -91,9 +98,11 @@ class Pipeline:
         async with self._slots:
             began = time.perf_counter()
             try:
-                test_input = await self.generator.generate(candidate, rng)
+                with book_for_test(record.usage):
+                    test_input = await self.generator.generate(candidate, rng)
             except Exception as exc:  # a fault of the generator is data
                 record.status, record.error = Status.INVALID, f"generator: {_describe(exc)}"
+                self._check_fatal(exc)
                 test_input = None
             record.generation_seconds = time.perf_counter() - began
         if test_input is not None:
@@ -128,7 +137,8 @@ class Pipeline:
         async with self._slots:
             if not gate.open():
                 return None
-            await self._call_sut(candidate, record)
+            with book_for_test(record.usage):
+                await self._call_sut(candidate, record)
         self._commit(record)
         return record
 
@@ -143,6 +153,7 @@ class Pipeline:
             return
         except Exception as exc:  # a fault of the system under test is data
             record.status, record.error = Status.SUT_ERROR, _describe(exc)
+            self._check_fatal(exc)
             return
         finally:
             record.sut_seconds = time.perf_counter() - began
@@ -163,8 +174,13 @@ class Pipeline:
             record.failed = bool(self.oracle(evaluation.scores))
         except Exception as exc:  # a fault of a judge is data
             record.status, record.error = Status.JUDGE_ERROR, _describe(exc)
+            self._check_fatal(exc)
         finally:
             record.fitness_seconds = time.perf_counter() - began
+
+    def _check_fatal(self, exc: Exception) -> None:
+        if isinstance(exc, ModelAccessError) and self.on_fatal is not None:
+            self.on_fatal(str(exc))
 
     def _commit(self, record: TestRecord) -> None:
         record.finished_at = time.time()

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -16,14 +17,16 @@ from stellar import __version__
 from stellar.archive import ARCHIVE_NAME, CONFIG_NAME, Archive
 from stellar.config import RunConfig
 from stellar.errors import StellarError
-from stellar.features import load_feature_space
+from stellar.features import FeatureSpace, load_feature_space
 from stellar.fitness import Oracle, ThresholdOracle, as_fitness
 from stellar.generators import TemplateGenerator, as_generator
+from stellar.llm.client import Models
+from stellar.llm.usage import add_usage, total_cost
 from stellar.pipeline import Gate, Pipeline
-from stellar.plugins import instantiate, load_object
+from stellar.plugins import accepted_kwargs, instantiate, load_object
 from stellar.records import Status, TestRecord
 from stellar.search import make_algorithm
-from stellar.suts import HttpSUT, PythonSUT
+from stellar.suts import ChatSUT, HttpSUT, PythonSUT
 
 SUMMARY_NAME = "summary.json"
 
@@ -45,6 +48,9 @@ class RunSummary:
     generations: int = 0
     elapsed: float = 0.0
     stop_reason: str = ""
+    error: str | None = None  # a model refused the key or is unknown: the run stopped early
+    cost: float = 0.0  # USD spent on model calls
+    usage: dict[str, dict[str, float]] = field(default_factory=dict)  # per role
     failure_ratio: float = field(init=False, default=0.0)
 
     def count(self, record: TestRecord) -> None:
@@ -56,6 +62,9 @@ class RunSummary:
         self.sut_errors += record.status == Status.SUT_ERROR
         self.judge_errors += record.status == Status.JUDGE_ERROR
         self.failure_ratio = self.failures / self.tests if self.tests else 0.0
+        if record.usage:
+            add_usage(self.usage, record.usage)
+            self.cost = total_cost(self.usage)
 
     @property
     def discarded(self) -> int:
@@ -72,18 +81,16 @@ class Run:
         on_record: Callable[[TestRecord, RunSummary], None] | None = None,
     ) -> None:
         self.config = config
-        self.space = load_feature_space(config.features)
         # build every component first: a user's mistake surfaces before anything is written
-        self.algorithm = make_algorithm(
-            config.algorithm.name,
-            self.space,
-            len(config.objectives),
-            config.seed,
-            **config.algorithm.model_dump(exclude={"name"}),
-        )
-        self.generator, self.sut = build_generator(config), build_sut(config)
-        self.fitness, self.oracle = build_fitness(config), build_oracle(config)
-        self.duplicates = build_duplicates(config)
+        parts = build_components(config)
+        self.space, self.algorithm, self.models = parts.space, parts.algorithm, parts.models
+        self.generator, self.sut = parts.generator, parts.sut
+        self.fitness, self.oracle, self.duplicates = parts.fitness, parts.oracle, parts.duplicates
+        if config.budget.cost is not None and (unpriced := self.models.unpriced()):
+            raise StellarError(
+                f"cannot keep to a money budget: no price for {', '.join(unpriced)}; "
+                "add it to llm.prices (USD per million tokens: [input, output])"
+            )
         self.run_dir = run_dir or new_run_dir(config)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.summary = RunSummary(str(self.run_dir), config.algorithm.name, config.seed)
@@ -125,11 +132,18 @@ class Run:
                 seed=cfg.seed,
                 objectives=cfg.objectives,
                 on_record=self._count,
+                on_fatal=self._fatal,
             )
             reason = "error"
             try:
                 while not (reason := self._exhausted(deadline)):
-                    gate = Gate(self._tests_left(), deadline, self.stop)
+                    gate = Gate(
+                        self._tests_left(),
+                        deadline,
+                        self.stop,
+                        cfg.budget.cost,
+                        lambda: self.summary.cost,
+                    )
                     candidates = self.algorithm.ask()
                     if not candidates:
                         reason = "search space exhausted (no new candidates)"
@@ -153,7 +167,12 @@ class Run:
                 close = getattr(self.sut, "aclose", None)
                 if close is not None:
                     await close()
+                await self.models.aclose()
         return self.summary
+
+    def _fatal(self, message: str) -> None:
+        self.summary.error = self.summary.error or message
+        self.request_stop(f"model error: {message}")
 
     def _count(self, record: TestRecord) -> None:
         self.summary.count(record)
@@ -172,6 +191,8 @@ class Run:
             return f"test budget reached ({budget.tests} tests)"
         if deadline is not None and time.monotonic() >= deadline:
             return f"time budget reached ({budget.time:g} s)"
+        if budget.cost is not None and self.summary.cost >= budget.cost:
+            return f"money budget reached (${self.summary.cost:.4f} of ${budget.cost:g})"
         if self.summary.discarded >= budget.discard_limit:
             return (
                 f"discard limit reached ({self.summary.discarded} duplicate or invalid inputs; "
@@ -197,14 +218,58 @@ def new_run_dir(config: RunConfig) -> Path:
     return path
 
 
-def build_generator(cfg: RunConfig):
+@dataclass
+class Components:
+    """Everything a run needs, built from a configuration."""
+
+    space: FeatureSpace
+    algorithm: Any
+    models: Models
+    generator: Any
+    sut: Any
+    fitness: Any
+    oracle: Oracle
+    duplicates: Any
+
+
+def build_components(cfg: RunConfig, check_keys: bool = True) -> Components:
+    """Build every component; ``check_keys=False`` (dry runs) needs no API keys."""
+    space = load_feature_space(cfg.features)
+    algorithm = make_algorithm(
+        cfg.algorithm.name,
+        space,
+        len(cfg.objectives),
+        cfg.seed,
+        **cfg.algorithm.model_dump(exclude={"name"}),
+    )
+    models = Models(cfg.llm, check_keys=check_keys)
+    return Components(
+        space,
+        algorithm,
+        models,
+        build_generator(cfg, models, space),
+        build_sut(cfg, models),
+        build_fitness(cfg, models),
+        build_oracle(cfg),
+        build_duplicates(cfg),
+    )
+
+
+def build_generator(cfg: RunConfig, models: Models, space: FeatureSpace):
     gen = cfg.generator
     if gen.type == "template":
         return TemplateGenerator(gen.templates)
-    return as_generator(instantiate(load_object(gen.target, "generator"), gen.options))
+    if gen.type == "llm":
+        from stellar.generators.llm import LLMGenerator
+
+        model = models.client(gen.model, "generator", "generator.model")
+        settings = gen.model_dump(exclude={"type", "model"})
+        return LLMGenerator(model=model, features=space, **settings)
+    options = _with_model(gen.options, models, "generator")
+    return as_generator(instantiate(load_object(gen.target, "generator"), options))
 
 
-def build_sut(cfg: RunConfig):
+def build_sut(cfg: RunConfig, models: Models):
     sut = cfg.sut
     if sut.type == "http":
         return HttpSUT(
@@ -216,14 +281,39 @@ def build_sut(cfg: RunConfig):
             method=sut.method,
             timeout=sut.timeout,
         )
-    target = instantiate(load_object(sut.target, "system under test"), sut.options)
+    if sut.type == "chat":
+        model = models.client(sut.model, "sut", "sut.model")
+        return ChatSUT(model, sut.system_prompt, sut.temperature, sut.max_tokens)
+    options = _with_model(sut.options, models, "sut")
+    target = instantiate(load_object(sut.target, "system under test"), options)
     if hasattr(target, "query"):
         return target
     return PythonSUT(target, workers=cfg.concurrency)
 
 
-def build_fitness(cfg: RunConfig):
-    return as_fitness(instantiate(load_object(cfg.fitness.target, "fitness"), cfg.fitness.options))
+def _with_model(options: dict[str, Any], models: Models, role: str) -> dict[str, Any]:
+    """An ``llm`` option naming a model is handed over as a ready client."""
+    if isinstance(options.get("llm"), str):
+        return {**options, "llm": models.client(options["llm"], role, f"{role}.options.llm")}
+    return options
+
+
+def build_fitness(cfg: RunConfig, models: Models):
+    target = load_object(cfg.fitness.target, "fitness")
+    options = dict(cfg.fitness.options)
+    if cfg.judge.model:
+        if not accepted_kwargs(target, {"judge": None}):
+            raise StellarError(
+                f"judge.model is set, but fitness {cfg.fitness.target!r} takes no LLM judge "
+                "(it has no 'judge' parameter)"
+            )
+        from stellar.fitness.judges import JudgeModel
+
+        options["judge"] = JudgeModel(
+            model=models.client(cfg.judge.model, "judge", "judge.model"),
+            **cfg.judge.model_dump(exclude={"model"}),
+        )
+    return as_fitness(instantiate(target, options))
 
 
 def build_oracle(cfg: RunConfig) -> Oracle:

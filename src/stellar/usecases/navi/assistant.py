@@ -32,6 +32,9 @@ It reads only the user's text and works like a small production assistant:
    ``Response.data`` (a list of :meth:`POI.to_dict` dicts). Messages of :data:`CHATTY_WORDS`
    words or more get a longer, warmer answer that mirrors their tone.
 
+**LLM mode.** With ``llm`` (a chat model), steps 1-4 stay as they are and the model writes
+the answer from the retrieved POIs, which still come back as ``Response.data``.
+
 Everything is deterministic given the text and the database. The known weak spots are those
 of real keyword-plus-embedding assistants: slang outside the lexicon ("grub", "crib"),
 homophones ("for stars", "inn" written as "in"), fillers between a number and "stars",
@@ -40,6 +43,7 @@ dropped words, vague or indirect needs below the similarity threshold, and rude 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import math
 import re
@@ -51,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from stellar.llm.base import ChatModel, Message, PlannedCall, estimate_tokens
 from stellar.records import Response
 from stellar.text.embeddings import get_embedder
 from stellar.usecases.navi.poidb import (
@@ -580,6 +585,7 @@ class NavigationAssistant:
         max_pois: int = 3,
         position: tuple[float, float] | None = None,
         pois: str = "generated",
+        llm: ChatModel | None = None,
     ) -> None:
         if max_pois < 1:
             raise ValueError(f"max_pois must be >= 1, got {max_pois}")
@@ -592,6 +598,7 @@ class NavigationAssistant:
         self._prototypes: tuple[list[str], np.ndarray] | None = None
         self._db_lock = threading.Lock()
         self._embed_lock = threading.Lock()
+        self.llm = llm
 
     @property
     def db(self) -> POIDatabase:
@@ -684,6 +691,55 @@ class NavigationAssistant:
         return Response(text=_opening(request, body), data=[p.to_dict() for p, _ in result.pois])
 
     __call__ = answer
+
+    async def query(self, text: str) -> Response:
+        """The SUT interface: rule-written answers, or model-written ones in LLM mode."""
+        if self.llm is None:
+            return await asyncio.to_thread(self.answer, text)
+        request = await asyncio.to_thread(self.understand, text)
+        if request.abusive:
+            return Response(text=ABUSIVE_REPLY, data=[])
+        result = None if request.category is None else await asyncio.to_thread(self.search, request)
+        completion = await self.llm.complete(llm_messages(text, request, result), temperature=0.0)
+        pois = [p.to_dict() for p, _ in result.pois] if result else []
+        return Response(text=completion.text.strip(), data=pois)
+
+    def planned_calls(self, candidate: Any = None) -> list[PlannedCall]:
+        """One answer-writing call per test in LLM mode (for ``--dry-run``)."""
+        if self.llm is None:
+            return []
+        prompt = estimate_tokens(LLM_SYSTEM_PROMPT) + 30 * self.max_pois + 60
+        return [PlannedCall(self.llm.name, "sut", prompt, 60)]
+
+
+LLM_SYSTEM_PROMPT = (
+    "You are the navigation assistant of a car. Answer the driver's request using only the "
+    "venues listed under 'Venues found', nearest first; never invent venues or details. Say "
+    "plainly when a wish could not be met. Keep the answer under 45 words, suitable to be "
+    "read aloud while driving, and end with one short follow-up question."
+)
+
+
+def llm_messages(text: str, request: Request, result: SearchResult | None) -> list[Message]:
+    """The prompt of LLM mode: the driver's words plus what the search found."""
+    if result is None:
+        context = "Understood request: unclear (no kind of place recognised).\nVenues found: none"
+    else:
+        wanted = request.constraints()
+        lines = [f"Understood request: {describe(wanted)}"]
+        if result.relaxed:
+            lines.append(f"No exact match; relaxed: {', '.join(result.relaxed)}")
+        lines.append("Venues found:" if result.pois else "Venues found: none")
+        lines += [
+            f"{i}. {poi_summary(poi, km, True)}" for i, (poi, km) in enumerate(result.pois, 1)
+        ]
+        if wanted["category"] == "hospital":
+            lines.append(f"Always add: {EMERGENCY_NOTE}")
+        context = "\n".join(lines)
+    return [
+        {"role": "system", "content": LLM_SYSTEM_PROMPT},
+        {"role": "user", "content": f"{context}\n\nDriver: {text}"},
+    ]
 
 
 def _opening(request: Request, body: str) -> str:

@@ -1,8 +1,11 @@
-"""NaviQA fitness: response quality f1 (offline judge) and content fitness f2.
+"""NaviQA fitness: response quality f1 and content fitness f2.
 
 f1 = 0.55 R + 0.30 D + 0.15 P (paper): R is whether the answer is about the venue request,
 D whether it is direct (not verbose), P whether it offers a follow-up; each scored 0, 0.5
-or 1. The offline judge scores them with transparent rules; an LLM judge can replace it.
+or 1. Given a :class:`~stellar.fitness.judges.JudgeModel`, an LLM judge scores them
+(:class:`~stellar.fitness.judges.NaviResponseJudge`, details ``source: llm`` with its votes
+and reason); without one, an offline judge scores them with transparent rules
+(``source: offline``).
 
 f2 (paper, Section IV): 1 when no POI in the database satisfies the request and none is
 returned; otherwise the best returned POI's weighted agreement with every requested
@@ -18,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stellar.features import Candidate
+from stellar.fitness.judges import RESPONSE_WEIGHTS, JudgeModel, NaviResponseJudge
+from stellar.llm.base import PlannedCall
 from stellar.records import Evaluation, Response, TestInput
 from stellar.usecases.navi.poidb import POIDatabase
 from stellar.usecases.navi.sources import open_pois
@@ -32,7 +37,7 @@ WEIGHTS = {
 }
 PRICE_LEVELS = ("low", "medium", "high")
 RATING_SPAN = 1.5  # from the lowest requestable rating (3.5) to the highest (5.0)
-F1_WEIGHTS = {"R": 0.55, "D": 0.30, "P": 0.15}
+F1_WEIGHTS = RESPONSE_WEIGHTS  # R, D, P
 DIRECT_WORDS, VERBOSE_WORDS = 45, 80
 VAGUE_FOLLOW_UP = re.compile(
     r"\b(let me know|if you (want|need|like)|feel free|anything else)\b", re.IGNORECASE
@@ -138,10 +143,16 @@ def pois_of(response: Response) -> list[dict[str, Any]]:
 
 
 class NaviFitness:
-    """Scores ``response`` (f1) and ``content`` (f2) of a navigation answer."""
+    """Scores ``response`` (f1: LLM judge if given, else offline rules) and ``content`` (f2)."""
 
-    def __init__(self, pois: str = "generated", database: POIDatabase | None = None) -> None:
+    def __init__(
+        self,
+        pois: str = "generated",
+        database: POIDatabase | None = None,
+        judge: JudgeModel | None = None,
+    ) -> None:
         self.db = database or open_pois(pois)
+        self.judge = NaviResponseJudge(judge) if judge is not None else None
 
     async def evaluate(
         self, candidate: Candidate, test_input: TestInput, response: Response
@@ -149,11 +160,21 @@ class NaviFitness:
         request = request_of(candidate.values)
         pois = pois_of(response)
         satisfiable = self.db.satisfiable(**request)
-        dims = response_dimensions(request, response.text, pois)
-        f1 = sum(F1_WEIGHTS[k] * v for k, v in dims.items())
+        if self.judge is None:
+            dims = response_dimensions(request, response.text, pois)
+            f1 = sum(F1_WEIGHTS[k] * v for k, v in dims.items())
+            judged: dict[str, Any] = {**dims, "source": "offline"}
+        else:
+            judged = await self.judge.score(test_input.text, response.text)
+            f1 = judged.pop("response")
+            judged["source"] = "llm"
         f2 = content_fitness(request, pois, satisfiable)
         return Evaluation(
             scores={"response": round(f1, 6), "content": round(f2, 6)},
             excluded=not satisfiable,
-            details={**dims, "request": request, "poi_exists": satisfiable},
+            details={**judged, "request": request, "poi_exists": satisfiable},
         )
+
+    def planned_calls(self, candidate: Candidate | None = None) -> list[PlannedCall]:
+        """Model calls per test for ``--dry-run``: the judge's, none for the offline rules."""
+        return self.judge.planned_calls() if self.judge is not None else []

@@ -1,0 +1,91 @@
+"""An on-disk response cache: the same request is never paid for twice.
+
+Keyed by a SHA-256 of the model name, the messages and the sampling parameters (the base URL
+and the key are not part of it, so a server that moves keeps its cache). SQLite in WAL mode
+with a busy timeout, so parallel runs can share one cache file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from stellar.llm.base import Completion
+
+
+def default_cache_path() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "stellar" / "llm-responses.sqlite"
+
+
+def request_key(model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+    payload = json.dumps(
+        {"model": model, "messages": messages, "params": params},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """Completions by request key."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        self._lock = threading.Lock()
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, "
+                "text TEXT, input_tokens INT, output_tokens INT, finish_reason TEXT, "
+                "structured INT, created REAL)"
+            )
+            self._db.commit()
+
+    def get(self, key: str) -> Completion | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT text, input_tokens, output_tokens, finish_reason, structured "
+                "FROM responses WHERE key = ?",
+                (key,),
+            ).fetchone()
+        if row is None:
+            return None
+        text, tokens_in, tokens_out, finish, structured = row
+        return Completion(text, tokens_in, tokens_out, True, finish, bool(structured))
+
+    def put(self, key: str, model: str, completion: Completion) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, model, text, input_tokens, output_tokens, "
+                "finish_reason, structured, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    model,
+                    completion.text,
+                    completion.input_tokens,
+                    completion.output_tokens,
+                    completion.finish_reason,
+                    int(completion.structured),
+                    time.time(),
+                ),
+            )
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,314 @@
+"""Model clients through the ``openai`` SDK: limits, retries, cache and usage in one place.
+
+One :class:`Models` registry per run hands out a :class:`ModelClient` per (model, role).
+Clients of the same endpoint share one SDK client, one concurrency limit and one
+requests/tokens-per-minute limiter (``aiolimiter``). The SDK's own retries are off: this
+module retries 408, 409, 429, 5xx, timeouts and connection errors with exponential backoff
+and full jitter, waiting what a ``Retry-After`` header asks for, so that every retry is
+counted in the usage of the test that made it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import time
+from typing import Any
+
+import openai
+from aiolimiter import AsyncLimiter
+from pydantic import BaseModel, ConfigDict, Field
+
+from stellar.errors import ModelAccessError, ModelError
+from stellar.llm.base import Completion, Message, messages_tokens
+from stellar.llm.cache import ResponseCache, default_cache_path, request_key
+from stellar.llm.models import Endpoint, EndpointSettings, ModelSpec, parse_model, resolve_endpoint
+from stellar.llm.usage import PriceTable, record_call
+
+log = logging.getLogger(__name__)
+MAX_RETRY_AFTER = 600.0  # seconds; a longer Retry-After is capped
+RETRY_STATUS = (408, 409, 429)
+_jitter = random.Random()  # timing only: never affects what a run generates
+
+
+class LLMSettings(BaseModel):
+    """The ``llm`` section of a run configuration."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cache: bool = Field(True, description="reuse answers to identical requests")
+    cache_path: str | None = Field(None, description="default: ~/.cache/stellar/")
+    endpoints: dict[str, EndpointSettings] = Field(
+        default_factory=dict, description="by provider name or base URL"
+    )
+    prices: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, description="USD per million tokens: [input, output]"
+    )
+
+
+class EndpointClient:
+    """The SDK client and the limits of one endpoint."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        s = endpoint.settings
+        self.slots = asyncio.Semaphore(s.concurrency)
+        self.rpm = AsyncLimiter(s.rpm, 60) if s.rpm else None
+        self.tpm = AsyncLimiter(s.tpm, 60) if s.tpm else None
+        self.structured = True  # cleared when the server rejects response_format
+        self._sdk: openai.AsyncOpenAI | None = None
+
+    @property
+    def sdk(self) -> openai.AsyncOpenAI:
+        if self._sdk is None:
+            e, s = self.endpoint, self.endpoint.settings
+            common: dict[str, Any] = {"api_key": e.api_key, "timeout": s.timeout, "max_retries": 0}
+            if e.provider == "azure":
+                self._sdk = openai.AsyncAzureOpenAI(
+                    azure_endpoint=e.base_url, api_version=e.api_version, **common
+                )
+            else:
+                self._sdk = openai.AsyncOpenAI(base_url=e.base_url, **common)
+        return self._sdk
+
+    async def acquire(self, tokens: int) -> None:
+        if self.rpm is not None:
+            await self.rpm.acquire()
+        if self.tpm is not None:
+            await self.tpm.acquire(min(tokens, self.tpm.max_rate))
+
+    async def aclose(self) -> None:
+        if self._sdk is not None:
+            await self._sdk.close()
+
+
+class ModelClient:
+    """A :class:`~stellar.llm.base.ChatModel` for one model and one role."""
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        role: str,
+        endpoint: EndpointClient,
+        cache: ResponseCache | None,
+        prices: PriceTable,
+    ) -> None:
+        self.spec, self.role, self.endpoint = spec, role, endpoint
+        self.name = spec.name
+        self.cache, self.prices = cache, prices
+
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        json_schema: dict[str, Any] | None = None,
+        sample: int = 0,
+    ) -> Completion:
+        params = {
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "seed": seed,
+            "json_schema": json_schema,
+            "sample": sample or None,
+        }
+        params = {k: v for k, v in params.items() if v is not None}
+        key = request_key(self.name, messages, params)
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            record_call(
+                self.role,
+                calls=1,
+                cached=1,
+                input_tokens=hit.input_tokens,
+                output_tokens=hit.output_tokens,
+            )
+            return hit
+        retries = 0
+        try:
+            completion, retries = await self._request(messages, params)
+        except ModelError:
+            record_call(self.role, calls=1, errors=1)
+            raise
+        cost = self.prices.cost(
+            self.spec.provider, self.spec.model, completion.input_tokens, completion.output_tokens
+        )
+        record_call(
+            self.role,
+            calls=1,
+            retries=retries,
+            input_tokens=completion.input_tokens,
+            output_tokens=completion.output_tokens,
+            cost=cost,
+        )
+        if self.cache is not None:
+            self.cache.put(key, self.name, completion)
+        return completion
+
+    async def _request(
+        self, messages: list[Message], params: dict[str, Any]
+    ) -> tuple[Completion, int]:
+        endpoint, settings = self.endpoint, self.endpoint.endpoint.settings
+        estimate = messages_tokens(messages) + int(params.get("max_tokens") or 256)
+        retries = 0
+        while True:
+            structured = "json_schema" in params and endpoint.structured
+            try:
+                async with endpoint.slots:
+                    await endpoint.acquire(estimate)
+                    reply = await endpoint.sdk.chat.completions.create(
+                        model=self.spec.model,
+                        messages=messages,
+                        **self._arguments(params, structured),
+                    )
+                return self._completion(reply, messages, structured), retries
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+                raise ModelAccessError(
+                    f"{self.name}: the endpoint refused the API key (HTTP {exc.status_code}); "
+                    f"check {settings.api_key_env or 'the key variable'} and llm.endpoints"
+                ) from None
+            except openai.NotFoundError:
+                raise ModelAccessError(
+                    f"{self.name}: model not found at {endpoint.endpoint.base_url or 'OpenAI'} "
+                    "(HTTP 404); check the model or deployment name"
+                ) from None
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if structured:  # the server does not take response_format: prompt-only JSON
+                    log.info("%s does not support structured output; parsing JSON", self.name)
+                    endpoint.structured = False
+                    continue
+                raise ModelError(f"{self.name}: request rejected: {_message(exc)}") from None
+            except (openai.APIStatusError, openai.APIConnectionError) as exc:
+                status = getattr(exc, "status_code", None)
+                if status is not None and status not in RETRY_STATUS and status < 500:
+                    raise ModelError(f"{self.name}: HTTP {status}: {_message(exc)}") from None
+                if retries >= settings.max_retries:
+                    raise ModelError(
+                        f"{self.name}: {_failure(exc, settings.timeout)} "
+                        f"(gave up after {retries} retries)"
+                    ) from None
+                await asyncio.sleep(retry_delay(exc, retries, settings))
+                retries += 1
+
+    @staticmethod
+    def _arguments(params: dict[str, Any], structured: bool) -> dict[str, Any]:
+        args = {k: params[k] for k in ("temperature", "max_tokens", "seed") if k in params}
+        if structured:
+            args["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": params["json_schema"], "strict": True},
+            }
+        return args
+
+    def _completion(self, reply: Any, messages: list[Message], structured: bool) -> Completion:
+        if not reply.choices:
+            raise ModelError(f"{self.name}: the reply has no choices")
+        choice = reply.choices[0]
+        text = choice.message.content or getattr(choice.message, "refusal", None) or ""
+        usage = reply.usage
+        tokens_in = usage.prompt_tokens if usage else messages_tokens(messages)
+        tokens_out = usage.completion_tokens if usage else messages_tokens([{"content": text}])
+        return Completion(text, tokens_in, tokens_out, False, choice.finish_reason, structured)
+
+
+def retry_delay(exc: Exception, attempt: int, settings: EndpointSettings) -> float:
+    """Seconds to wait: what Retry-After asks (plus up to 10%), else full-jitter backoff."""
+    asked = retry_after(getattr(exc, "response", None))
+    if asked is not None:
+        return min(asked, MAX_RETRY_AFTER) * _jitter.uniform(1.0, 1.1)
+    return _jitter.uniform(0, min(settings.max_backoff, settings.backoff * 2**attempt))
+
+
+def retry_after(response: Any) -> float | None:
+    """The delay a response asks for in ``retry-after-ms`` or ``retry-after`` (seconds or date)."""
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, when.timestamp() - time.time())
+
+
+def _message(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:200]
+    return str(exc)[:200]
+
+
+def _failure(exc: Exception, timeout: float) -> str:
+    if isinstance(exc, openai.APITimeoutError):
+        return f"timed out after {timeout:g} s"
+    if isinstance(exc, openai.APIConnectionError):
+        return f"cannot connect ({exc})"
+    status = getattr(exc, "status_code", "?")
+    if status == 429:
+        return "rate limited (HTTP 429)"
+    return f"server error (HTTP {status}): {_message(exc)}"
+
+
+class Models:
+    """The model clients of one run, sharing endpoints, the cache and the price table."""
+
+    def __init__(self, settings: LLMSettings | None = None, check_keys: bool = True) -> None:
+        self.settings = settings or LLMSettings()
+        self.check_keys = check_keys
+        self.prices = PriceTable(self.settings.prices)
+        self._cache: ResponseCache | None = None
+        self._endpoints: dict[tuple[str, str | None], EndpointClient] = {}
+        self.clients: list[ModelClient] = []
+
+    @property
+    def cache(self) -> ResponseCache | None:
+        if self.settings.cache and self._cache is None:
+            self._cache = ResponseCache(self.settings.cache_path or default_cache_path())
+        return self._cache
+
+    def client(self, name: str, role: str, where: str = "model") -> ModelClient:
+        """A client for the model ``name`` booking its usage to ``role``."""
+        spec = parse_model(name, where)
+        if self.check_keys:
+            endpoint = resolve_endpoint(spec, self.settings.endpoints)
+        else:  # estimates only: nothing will be sent
+            endpoint = Endpoint(spec.provider, spec.base_url, "", None, EndpointSettings())
+        shared = self._endpoints.setdefault(endpoint.key, EndpointClient(endpoint))
+        client = ModelClient(
+            spec, role, shared, self.cache if self.check_keys else None, self.prices
+        )
+        self.clients.append(client)
+        return client
+
+    def unpriced(self) -> list[str]:
+        """Models whose cost is unknown (hosted, no price in the table)."""
+        return sorted(
+            {
+                c.name
+                for c in self.clients
+                if self.prices.lookup(c.spec.provider, c.spec.model) is None
+            }
+        )
+
+    async def aclose(self) -> None:
+        for endpoint in self._endpoints.values():
+            await endpoint.aclose()
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None

@@ -1,0 +1,134 @@
+"""Model names (``openai:gpt-4o-mini``) and the endpoint settings that go with them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from stellar.errors import ConfigError
+
+PROVIDERS = ("openai", "azure", "ollama", "openai-compatible")
+OLLAMA_URL = "http://localhost:11434/v1"
+AZURE_API_VERSION = "2024-10-21"
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "azure": "AZURE_OPENAI_API_KEY"}
+
+
+class EndpointSettings(BaseModel):
+    """Settings of one endpoint (a provider, or a base URL)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str | None = Field(None, description="API base URL (Azure: the resource endpoint)")
+    api_key_env: str | None = Field(None, description="environment variable holding the key")
+    api_version: str | None = Field(None, description="Azure OpenAI API version")
+    concurrency: int = Field(8, ge=1, description="requests in flight at once")
+    rpm: int | None = Field(None, ge=1, description="requests per minute")
+    tpm: int | None = Field(None, ge=1, description="tokens per minute (estimated before a call)")
+    timeout: float = Field(60.0, gt=0, description="seconds per request")
+    max_retries: int = Field(6, ge=0, description="retries on 429, 5xx, timeouts")
+    backoff: float = Field(1.0, gt=0, description="first retry delay in seconds; doubles")
+    max_backoff: float = Field(60.0, gt=0, description="longest delay between retries")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model name: provider, model (Azure: deployment) and the endpoint's base URL."""
+
+    provider: str
+    model: str
+    base_url: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def is_model_name(text: str) -> bool:
+    """Whether ``text`` names a model (rather than a URL or a ``module:function``)."""
+    return text.partition(":")[0] in PROVIDERS and bool(text.partition(":")[2])
+
+
+def parse_model(text: str, where: str = "model") -> ModelSpec:
+    """``openai:gpt-4o-mini``, ``azure:DEPLOYMENT``, ``ollama:llama3.1``,
+    ``openai-compatible:MODEL@http://host:port/v1``."""
+    provider, _, model = text.partition(":")
+    if provider not in PROVIDERS or not model:
+        raise ConfigError(
+            where,
+            "",
+            f"{text!r} is not a model name; use one of "
+            "openai:MODEL, azure:DEPLOYMENT, ollama:MODEL, openai-compatible:MODEL@URL",
+        )
+    if provider == "openai-compatible":
+        model, at, url = model.rpartition("@")
+        if not at or not model or not url.startswith(("http://", "https://")):
+            raise ConfigError(
+                where, "", f"{text!r}: write openai-compatible:MODEL@http://host:port/v1"
+            )
+        return ModelSpec(provider, model, url.rstrip("/"))
+    return ModelSpec(provider, model)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where and how to reach a model: the resolved URL, key and limits."""
+
+    provider: str
+    base_url: str | None
+    api_key: str
+    api_version: str | None
+    settings: EndpointSettings
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        """Endpoints with the same key share one client, one concurrency limit, one rate limit."""
+        return (self.provider, self.base_url)
+
+
+def resolve_endpoint(spec: ModelSpec, endpoints: dict[str, EndpointSettings]) -> Endpoint:
+    """Combine a model name with the configured settings (by base URL, then by provider)."""
+    settings = (
+        (spec.base_url and endpoints.get(spec.base_url))
+        or endpoints.get(spec.provider)
+        or EndpointSettings()
+    )
+    where = f"llm.endpoints.{spec.provider}"
+    base_url = settings.base_url or spec.base_url
+    if spec.provider == "ollama":
+        host = os.environ.get("OLLAMA_HOST")
+        base_url = base_url or (_ollama_url(host) if host else OLLAMA_URL)
+    if spec.provider == "azure":
+        base_url = base_url or os.environ.get("AZURE_OPENAI_ENDPOINT")
+        if not base_url:
+            raise ConfigError(
+                where,
+                "base_url",
+                "Azure needs the resource endpoint: set base_url or "
+                "the environment variable AZURE_OPENAI_ENDPOINT",
+            )
+    key_env = settings.api_key_env or DEFAULT_KEY_ENV.get(spec.provider)
+    if key_env:
+        api_key = os.environ.get(key_env, "")
+        if not api_key:
+            raise ConfigError(
+                where,
+                "api_key_env",
+                f"{spec.name} needs an API key in the environment "
+                f"variable {key_env}, which is not set",
+            )
+    else:
+        api_key = "unused"  # local servers (Ollama, vLLM) accept any key
+    version = None
+    if spec.provider == "azure":
+        version = settings.api_version or os.environ.get("OPENAI_API_VERSION", AZURE_API_VERSION)
+    return Endpoint(spec.provider, base_url, api_key, version, settings)
+
+
+def _ollama_url(host: str) -> str:
+    url = host if host.startswith(("http://", "https://")) else f"http://{host}"
+    return url.rstrip("/") + "/v1"

@@ -1,0 +1,43 @@
+"""A chat model as the system under test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stellar.llm.base import ChatModel, Message, PlannedCall, estimate_tokens
+from stellar.records import Response
+
+TYPICAL_INPUT_TOKENS = 30  # a generated user request (navigation inputs: 10-40 tokens)
+TYPICAL_ANSWER_TOKENS = 150
+
+
+class ChatSUT:
+    """Sends each input as the user's message, after an optional system prompt."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        system_prompt: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+    ) -> None:
+        self.model, self.system_prompt = model, system_prompt
+        self.temperature, self.max_tokens = temperature, max_tokens
+
+    def messages(self, text: str) -> list[Message]:
+        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        return [*system, {"role": "user", "content": text}]
+
+    async def query(self, text: str) -> Response:
+        completion = await self.model.complete(
+            self.messages(text), temperature=self.temperature, max_tokens=self.max_tokens
+        )
+        return Response(text=completion.text, data={"finish_reason": completion.finish_reason})
+
+    def planned_calls(self, candidate: Any = None) -> list[PlannedCall]:
+        prompt = estimate_tokens(self.system_prompt or "") + TYPICAL_INPUT_TOKENS + 8
+        answer = min(self.max_tokens, TYPICAL_ANSWER_TOKENS)
+        return [PlannedCall(self.model.name, "sut", prompt, answer)]
+
+    async def aclose(self) -> None:
+        """The model clients are closed by the run."""
