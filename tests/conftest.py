@@ -13,13 +13,14 @@ TOY = FIXTURES / "toy"
 sys.path.insert(0, str(TOY))  # the toy module is importable as `toy`
 
 
-def stellar(*args, cwd=None) -> subprocess.CompletedProcess:
+def stellar(*args, cwd=None, env=None) -> subprocess.CompletedProcess:
     """Run the command line in a fresh interpreter."""
     return subprocess.run(
         [sys.executable, "-m", "stellar.cli", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd,
+        env=env,
         timeout=600,
     )
 

@@ -234,8 +234,10 @@ def _print_estimate(estimate: Estimate, name: str) -> None:
         out.print(f"{name}: no model is configured; the run makes no model calls and costs $0.")
         return
     table = Table(title=f"Dry run of {name}: estimated model use for {unit}")
-    for column in ("role", "model", "calls", "input tokens", "output tokens", "cost (USD)"):
-        table.add_column(column, justify="left" if column in ("role", "model") else "right")
+    table.add_column("role")
+    table.add_column("model", no_wrap=True)
+    for column in ("calls", "tokens in", "tokens out", "USD"):
+        table.add_column(column, justify="right")
     for row in estimate.rows:
         cost = "no price" if row.cost is None else f"{row.cost:.4f}"
         table.add_row(

@@ -198,10 +198,13 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
     for dotted, value in (overrides or {}).items():
         if value is None:
             continue
+        current = data.get(dotted)
         if value == OFFLINE and dotted in ("generator", "sut"):
             if dotted not in use_case:
                 raise ConfigError(source, dotted, "no use case gives an offline default")
             data[dotted] = use_case[dotted]
+        elif isinstance(value, dict) and isinstance(current, dict) and _same_type(current, value):
+            data[dotted] = {**current, **value}  # another model, same prompts and settings
         else:
             _set_dotted(data, dotted, value, source)
     generator = data.get("generator")
@@ -340,11 +343,16 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any, source: object) -
     data[last] = value
 
 
+def _same_type(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return "type" in b and a.get("type") == b["type"]
+
+
 def _first_error(exc: ValidationError) -> tuple[str, str]:
     err = exc.errors()[0]
-    where = ".".join(
-        str(p) for p in err["loc"] if not str(p).startswith(("function-after", "tagged"))
-    )
+    loc = [str(p) for p in err["loc"] if not str(p).startswith(("function-after", "tagged"))]
+    if len(loc) > 2 and loc[0] in ("generator", "sut"):
+        del loc[1]  # the component type pydantic adds: "generator.llm.template"
+    where = ".".join(loc)
     message = err["msg"]
     if err["type"] == "missing":
         message = "required setting is missing"

@@ -27,8 +27,8 @@ SPACE = {
     ]
 }
 TEMPLATE = """\
-content:{% for k, v in content.items() %} {{ k }}={{ v }}{% endfor %}
-style:{% for k, v in style.items() %} {{ k }}={{ v }}{% endfor %}
+content: {{ content }}
+style: {{ style }}
 guidelines: {{ guidelines | join(" / ") }}
 few_shot: {{ few_shot | join(" / ") }}
 examples: {{ examples | join(" / ") }}
@@ -100,9 +100,8 @@ async def test_renders_content_style_guidelines_and_few_shot(space, template) ->
     (call,) = gen.model.calls
     assert call["messages"] == [{"role": "user", "content": call["messages"][0]["content"]}]
     user = call["messages"][0]["content"]
-    assert "content: category=cafe\n" in user  # price "none" is left out
-    assert "price" not in user
-    assert "style: slang=slangy" in user
+    assert "content: {'category': 'cafe'}\n" in user  # price "none" is left out
+    assert "style: {'slang': 'slangy'}\n" in user
     assert "guidelines: Be brief. / No names." in user
     assert "few_shot: Find a bar." in user
     assert "fillers" not in user and "noise" not in user
@@ -120,7 +119,7 @@ async def test_system_template_and_prompt_text(space, template, tmp_path) -> Non
     assert messages[0]["content"] == "You write cafe requests."
     assert result.prompt == render_prompt(messages)
     assert result.prompt.startswith("system: You write cafe requests.\n\nuser: content:")
-    assert "price=low" in messages[1]["content"]
+    assert "'price': 'low'" in messages[1]["content"]
     assert gen.model.calls[0]["temperature"] == 0.7 and gen.model.calls[0]["max_tokens"] == 50
 
 
@@ -131,8 +130,9 @@ async def test_without_a_space_kinds_come_from_the_mapping(template) -> None:
     )
     await gen.generate(cand, random.Random(0))
     user = gen.model.calls[0]["messages"][0]["content"]
-    assert "content: category=bar price=high noise=none" in user  # unknown kinds: content
-    assert "style: slang=formal" in user
+    # other features count as content, so noise "none" is left out
+    assert "content: {'category': 'bar', 'price': 'high'}\n" in user
+    assert "style: {'slang': 'formal'}\n" in user
 
 
 async def test_rag_retrieves_the_nearest_examples(space, template, tmp_path) -> None:
@@ -140,7 +140,7 @@ async def test_rag_retrieves_the_nearest_examples(space, template, tmp_path) -> 
     examples.write_text(
         "- Where can I get a cold beer at a bar?\n"
         "- Book me a hotel room for tonight.\n"
-        "- text: I need a coffee, any cafe with slangy vibes will do.\n"
+        "- text: I need a coffee, any cafe will do.\n"
         "  features: {category: cafe}\n",
         encoding="utf-8",
     )
@@ -148,7 +148,7 @@ async def test_rag_retrieves_the_nearest_examples(space, template, tmp_path) -> 
     assert gen.query(candidate(space)) == "category: cafe\nslang: slangy"
     await gen.generate(candidate(space), random.Random(0))
     user = gen.model.calls[0]["messages"][0]["content"]
-    assert "examples: I need a coffee, any cafe with slangy vibes will do." in user
+    assert "examples: I need a coffee, any cafe will do." in user
 
 
 # ------------------------------------------------------------------------------- answers
@@ -167,7 +167,7 @@ async def test_empty_answer_gives_an_empty_input(space, template) -> None:
     result = await make(space, template, '""').generate(candidate(space), random.Random(0))
     assert isinstance(result, TestInput)
     assert result.text == ""
-    assert result.prompt and result.prompt.startswith("user: content: category=cafe")
+    assert result.prompt and result.prompt.startswith("user: content: {'category': 'cafe'}")
 
 
 async def test_refusal_raises(space, template) -> None:

@@ -51,8 +51,8 @@ class LLMGenerator:
         kinds: Mapping[str, str] | None = None,
         examples: str | Path | None = None,
         rag_k: int = 3,
-        few_shot: Sequence[str] | None = None,
-        guidelines: Sequence[str] | None = None,
+        few_shot: str | Sequence[str] | None = None,
+        guidelines: str | Sequence[str] | None = None,
         temperature: float = 0.2,
         max_tokens: int = 120,
         perturb: bool = True,
@@ -66,16 +66,16 @@ class LLMGenerator:
         self.model = model
         self.template = _load_template(template)
         self.system = _load_template(system) if system is not None else None
-        self.kinds = {f.name: f.kind for f in features.features} if features else {}
+        self.kinds = {f.name: f.kind for f in features.features} if features is not None else {}
         self.kinds.update(kinds or {})
         wrong = {n: k for n, k in self.kinds.items() if k not in KINDS}
         if wrong:
             name, kind = next(iter(wrong.items()))
             raise StellarError(f"llm generator: feature {name!r} has unknown kind {kind!r}")
         self.index = ExampleIndex(examples, embedder=embedder) if examples else None
-        self.rag_k = rag_k if self.index else 0
-        self.few_shot = list(few_shot or [])
-        self.guidelines = list(guidelines or [])
+        self.rag_k = rag_k if self.index is not None else 0
+        self.few_shot = _strings(few_shot)
+        self.guidelines = _strings(guidelines)
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.perturb = perturb
@@ -182,6 +182,13 @@ class LLMGenerator:
 def render_prompt(messages: Sequence[Message]) -> str:
     """A chat request as readable text: "system: ...", blank line, "user: ..."."""
     return "\n\n".join(f"{m['role']}: {m['content']}" for m in messages)
+
+
+def _strings(items: str | Sequence[str] | None) -> list[str]:
+    """A list of strings from None, one string or a sequence of them."""
+    if items is None:
+        return []
+    return [items] if isinstance(items, str) else [str(item) for item in items]
 
 
 def _load_template(path: str | Path) -> jinja2.Template:

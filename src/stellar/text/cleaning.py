@@ -105,7 +105,8 @@ _TASK = (
 )
 _REFUSAL = re.compile(
     rf"^(?:(?:i'm|i am)\s+(?:so\s+|very\s+|really\s+)?sorry|sorry|i apologi[sz]e|apologies"
-    rf"|unfortunately)[,.!]?\s+(?:but\s+)?(?:as an ai[^,]*,\s*)?i\s*{_CANT}(?:\s+\w+)?\s*(?:{_TASK})"
+    rf"|unfortunately)[,.!]?\s+(?:but\s+)?(?:as an ai[^,]*,\s*)?"
+    rf"i\s*{_CANT}(?:\s+\w+)?\s*(?:{_TASK})"
     rf"|^i\s*{_CANT}\s+(?:{_TASK})"
     rf"|^i apologi[sz]e,? but\b"
     rf"|\bas an ai\b(?: language model| assistant)?,? i\b"
