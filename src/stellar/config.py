@@ -58,6 +58,7 @@ class LLMGeneratorConfig(Strict):
     temperature: float = Field(0.2, ge=0, le=2)
     max_tokens: int = Field(120, ge=1)
     perturb: bool = Field(True, description="apply the perturbation features after generation")
+    embedder: str = Field("minilm", description="embeds the examples for retrieval")
     perturbations: dict[str, str] = Field(
         default_factory=dict, description="perturbation value -> operator name"
     )

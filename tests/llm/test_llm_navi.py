@@ -63,10 +63,9 @@ async def test_llm_mode_keeps_the_guard_and_handles_unclear_requests(server):
     await assistant.query("Hmm, what do you think?")
     assert "Venues found: none" in server.bodies[-1]["messages"][-1]["content"]
     before = server.requests
-    abusive = await assistant.query("f*** you, find a f***ing bar")
-    assert server.requests in (before, before + 1)  # the guard answers without the model
-    if server.requests == before:
-        assert abusive.data == []
+    abusive = await assistant.query("screw you, find me a bar")
+    assert server.requests == before  # the guard answers without the model
+    assert abusive.data == [] and abusive.text
 
 
 def test_navi_run_with_llm_generator_and_judge(server, tmp_path):
