@@ -51,7 +51,9 @@ def make(server, **kw):
     return HttpSUT(
         f"http://127.0.0.1:{server.server_port}/chat",
         body={"messages": [{"role": "user", "content": "{{input}}"}], "stream": False},
-        answer="$.result.answer", data="$.result.pois", **kw,
+        answer="$.result.answer",
+        data="$.result.pois",
+        **kw,
     )
 
 
@@ -81,8 +83,11 @@ def test_server_error_and_non_json_are_errors(server):
 
 
 def test_missing_answer_path_is_an_error(server):
-    sut = HttpSUT(f"http://127.0.0.1:{server.server_port}/", answer="$.nothing",
-                  body={"messages": [{"content": "{{input}}"}]})
+    sut = HttpSUT(
+        f"http://127.0.0.1:{server.server_port}/",
+        answer="$.nothing",
+        body={"messages": [{"content": "{{input}}"}]},
+    )
     assert "no answer at" in query(sut, "x").error
 
 
@@ -108,5 +113,7 @@ def test_bad_url_and_bad_jsonpath_are_user_errors():
 
 def test_fill_template_replaces_inside_strings():
     assert fill_template({"q": "Q: {{input}}!", "n": 3, "l": ["{{input}}"]}, "x") == {
-        "q": "Q: x!", "n": 3, "l": ["x"]
+        "q": "Q: x!",
+        "n": 3,
+        "l": ["x"],
     }

@@ -10,8 +10,15 @@ from stellar.pipeline import Gate, Pipeline
 from stellar.records import Response, Status
 from stellar.suts import PythonSUT
 
-SPACE = FeatureSpace([Feature("word", "content", ("ok", "empty", "long", "boom", "slow",
-                                                  "bad-score", "sut-error", "same"))])
+SPACE = FeatureSpace(
+    [
+        Feature(
+            "word",
+            "content",
+            ("ok", "empty", "long", "boom", "slow", "bad-score", "sut-error", "same"),
+        )
+    ]
+)
 
 
 def generate(candidate, rng):
@@ -52,9 +59,15 @@ class ExactDuplicates:
 def make(tmp_path, **kw):
     archive = Archive(tmp_path / "a.sqlite")
     return archive, Pipeline(
-        generator=as_generator(generate), sut=PythonSUT(sut), fitness=as_fitness(fitness),
-        oracle=ThresholdOracle({"score": 0.5}), archive=archive, duplicates=ExactDuplicates(),
-        sut_timeout=0.5, max_input_chars=20, **kw,
+        generator=as_generator(generate),
+        sut=PythonSUT(sut),
+        fitness=as_fitness(fitness),
+        oracle=ThresholdOracle({"score": 0.5}),
+        archive=archive,
+        duplicates=ExactDuplicates(),
+        sut_timeout=0.5,
+        max_input_chars=20,
+        **kw,
     )
 
 
