@@ -19,10 +19,12 @@ from stellar import __version__
 from stellar.archive import export_run, open_run
 from stellar.config import OFFLINE, load_config, parse_duration, sut_setting
 from stellar.errors import StellarError
+from stellar.features import load_feature_space
 from stellar.llm.estimate import DISCARD_SHARE, Estimate, estimate_run
 from stellar.llm.models import is_model_name
 from stellar.records import TestRecord
 from stellar.run import Run, RunSummary
+from stellar.search import make_algorithm
 
 console = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -44,6 +46,19 @@ examples:
   stellar run --tests 200 --algorithm random    a random-search baseline
   stellar run --generator openai:gpt-4o-mini --judge openai:gpt-4o-mini --dry-run
   stellar run --sut http://localhost:8000/query --max-cost 2.50
+"""
+
+
+COMPARE_HELP = """\
+Run every algorithm with every seed on one configuration, then compare them: unique failures,
+failure ratio, diversity (share of failure clusters each run hits), Mann-Whitney U and
+Vargha-Delaney A12 for every pair, per-feature failure rates, and the failure types.
+
+Each run goes to DIR/runs/ALGORITHM-sSEED; tables (CSV) and plots (PNG, SVG) to DIR/report.
+Running the same command again skips finished runs, so an interrupted experiment resumes.
+
+example:
+  stellar compare --algorithms stellar,random,twise --seeds 10 --tests 300
 """
 
 
@@ -129,6 +144,41 @@ def build_parser() -> argparse.ArgumentParser:
         help="generated (default), multiwoz, multiwoz:DIR or yelp:FILE",
     )
 
+    compare = commands.add_parser(
+        "compare",
+        help="run several algorithms over several seeds and compare them",
+        description=COMPARE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    compare.add_argument("config", nargs="?", metavar="CONFIG", help="run configuration (YAML)")
+    compare.add_argument(
+        "--algorithms",
+        default="stellar,random,twise",
+        help="comma-separated: stellar, random, twise, astral (default: stellar,random,twise)",
+    )
+    compare.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default 10)")
+    compare.add_argument("--tests", type=int, help="test budget of every run")
+    compare.add_argument("--time", type=_duration, help="time budget of every run: 90s, 15m")
+    compare.add_argument(
+        "--dir",
+        type=Path,
+        help="experiment directory (default: experiments/NAME); the same one resumes",
+    )
+    compare.add_argument(
+        "--parallel", type=int, default=2, help="runs at the same time (default 2)"
+    )
+    compare.add_argument("--population", type=int, help="population size k")
+    compare.add_argument("--pois", metavar="SOURCE", help="navigation use case: venue source")
+    compare.add_argument(
+        "--embedder", default="minilm", help="embedder for diversity: minilm (default) or hashing"
+    )
+    compare.add_argument(
+        "--repeats", type=int, default=10, help="clusterings with different seeds (default 10)"
+    )
+    compare.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="any configuration value"
+    )
+
     export = commands.add_parser(
         "export",
         help="write a run's tests and failures as JSONL and CSV",
@@ -146,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_run(args)
         if args.command == "serve-navi":
             return cmd_serve_navi(args)
+        if args.command == "compare":
+            return cmd_compare(args)
         return cmd_export(args)
     except StellarError as exc:
         print(f"stellar: error: {exc}", file=sys.stderr)
@@ -280,6 +332,71 @@ async def _execute(run: Run) -> RunSummary:
         return run.summary
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from stellar.analysis.report import experiment_report
+    from stellar.experiment import Plan, execute, finished, prepare
+
+    algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
+    if not algorithms or args.seeds < 1 or args.parallel < 1:
+        raise StellarError("compare needs at least one algorithm, one seed and --parallel >= 1")
+    overrides = {
+        "algorithm.population": args.population,
+        "sut.options.pois": args.pois,
+        "fitness.options.pois": args.pois,
+        **dict(_setting(item) for item in args.set),
+    }
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    config_path = str(Path(args.config).resolve()) if args.config else None
+    config = load_config(config_path, overrides)  # a mistake shows now, not in every worker
+    space = load_feature_space(config.features)
+    settings = config.algorithm.model_dump(exclude={"name"})
+    for algorithm in algorithms:  # unknown names and bad settings fail before any run
+        make_algorithm(algorithm, space, len(config.objectives), 0, **settings)
+    plan = Plan(
+        config_path,
+        algorithms,
+        list(range(args.seeds)),
+        args.tests or config.budget.tests,
+        args.time,
+        overrides,
+    )
+    root = args.dir or Path("experiments") / config.name
+    prepare(root, plan)
+    total = len(algorithms) * args.seeds
+    console.print(
+        f"[bold]stellar compare[/] {config.name}: {', '.join(algorithms)} x {args.seeds} seeds, "
+        f"{plan.tests} tests each, {args.parallel} in parallel, in {escape(str(root))}"
+    )
+
+    def done(algorithm: str, seed: int, summary: dict | None, error: str | None) -> None:
+        if error:
+            console.print(f"[red]{algorithm} seed {seed} failed:[/] {escape(error)}")
+        else:
+            console.print(
+                f"{algorithm} seed {seed}: {summary['failures']} failures in "
+                f"{summary['tests']} tests ({summary['failure_ratio']:.1%}), "
+                f"{summary['elapsed']:.0f} s"
+            )
+
+    try:
+        runs, skipped = execute(root, plan, args.parallel, done)
+    except KeyboardInterrupt:
+        console.print("[yellow]Interrupted.[/] Run the same command again to resume.")
+        return 130
+    if skipped:
+        console.print(f"skipped {skipped} of {total} runs: already finished")
+    incomplete = [d for dirs in runs.values() for d in dirs if not finished(d)]
+    if incomplete:
+        raise StellarError(
+            f"{len(incomplete)} runs did not finish (see above); run the command again"
+        )
+    console.print("analysing (embedding failures, clustering) ...")
+    report = experiment_report(runs, root / "report", embedder=args.embedder, repeats=args.repeats)
+    Console(highlight=False, soft_wrap=True).print(report.to_rich_table())
+    console.print(f"tables and plots: {escape(str(root / 'report'))}")
+    return 0
 
 
 def cmd_serve_navi(args: argparse.Namespace) -> int:

@@ -31,12 +31,19 @@ class Strict(BaseModel):
 
 
 class AlgorithmConfig(Strict):
-    name: str = Field("stellar", description="stellar, random, or package.module:Class")
+    name: str = Field(
+        "stellar", description="stellar, random, twise, astral, or package.module:Class"
+    )
     population: int = Field(20, ge=1, description="population size k / batch size")
     crossover: float = Field(0.7, ge=0, le=1, description="crossover probability thX")
     mutation: float = Field(0.07, ge=0, le=1, description="per-feature mutation probability thM")
     eta_crossover: float = Field(15.0, gt=0)
     eta_mutation: float = Field(20.0, gt=0)
+    strength: int = Field(4, ge=1, description="twise: strength t of the covering array")
+    cells: list[str] | None = Field(
+        None, description="astral: features whose value combinations are the cells"
+    )
+    per_cell: int = Field(1, ge=1, description="astral: tests per cell (rounds)")
 
 
 class TemplateGeneratorConfig(Strict):

@@ -51,6 +51,7 @@ class RunSummary:
     error: str | None = None  # a model refused the key or is unknown: the run stopped early
     cost: float = 0.0  # USD spent on model calls
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # per role
+    algorithm_report: dict[str, Any] = field(default_factory=dict)  # e.g. t-wise coverage
     failure_ratio: float = field(init=False, default=0.0)
 
     def count(self, record: TestRecord) -> None:
@@ -97,6 +98,7 @@ class Run:
         self.on_record = on_record
         self.stop = asyncio.Event()
         self.stop_reason = ""
+        self._executed: list[dict[str, Any]] = []  # candidates that reached the SUT
 
     def request_stop(self, reason: str = "interrupted") -> None:
         """Stop after the tests in flight (Ctrl-C); everything finished is kept."""
@@ -155,6 +157,9 @@ class Run:
                     self.algorithm.tell(candidates, [self._objectives(r) for r in records])
             finally:
                 self.summary.elapsed = time.monotonic() - started
+                report = getattr(self.algorithm, "report", None)
+                if report is not None:
+                    self.summary.algorithm_report = report(self._executed)
                 self.summary.stop_reason = self.stop_reason or reason
                 archive.set_meta(
                     finished_at=datetime.now().isoformat(timespec="seconds"),
@@ -176,6 +181,8 @@ class Run:
 
     def _count(self, record: TestRecord) -> None:
         self.summary.count(record)
+        if record.executed:
+            self._executed.append(record.candidate)
         if self.on_record is not None:
             self.on_record(record, self.summary)
 
