@@ -5,11 +5,18 @@ from __future__ import annotations
 from stellar.errors import StellarError
 from stellar.features import FeatureSpace
 from stellar.plugins import accepted_kwargs, load_object
+from stellar.search.astral import AstralSearch
 from stellar.search.base import Algorithm
 from stellar.search.nsga2 import StellarSearch
 from stellar.search.random_search import RandomSearch
+from stellar.search.twise import TwiseSearch
 
-ALGORITHMS = {"stellar": StellarSearch, "random": RandomSearch}
+ALGORITHMS = {
+    "stellar": StellarSearch,
+    "random": RandomSearch,
+    "twise": TwiseSearch,
+    "astral": AstralSearch,
+}
 
 
 def make_algorithm(
