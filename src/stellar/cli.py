@@ -220,11 +220,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         "judge.model": args.judge,
         "budget.cost": args.max_cost,
         "llm.cache": False if args.no_cache else None,
-        **dict(_setting(item) for item in args.set),
     }
     if args.judge == OFFLINE:
         overrides["judge.model"] = ""
-    config = load_config(args.config, overrides)
+    config = load_config(args.config, overrides, dict(map(_setting, args.set)))
     if args.dry_run:
         _print_estimate(estimate_run(config), config.name)
         return 0
@@ -345,11 +344,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         "algorithm.population": args.population,
         "sut.options.pois": args.pois,
         "fitness.options.pois": args.pois,
-        **dict(_setting(item) for item in args.set),
     }
     overrides = {k: v for k, v in overrides.items() if v is not None}
+    settings = dict(map(_setting, args.set))
     config_path = str(Path(args.config).resolve()) if args.config else None
-    config = load_config(config_path, overrides)  # a mistake shows now, not in every worker
+    config = load_config(config_path, overrides, settings)  # mistakes show now, not in workers
     space = load_feature_space(config.features)
     settings = config.algorithm.model_dump(exclude={"name"})
     for algorithm in algorithms:  # unknown names and bad settings fail before any run
@@ -361,6 +360,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         args.tests or config.budget.tests,
         args.time,
         overrides,
+        settings,
     )
     root = args.dir or Path("experiments") / config.name
     prepare(root, plan)
@@ -478,7 +478,10 @@ def _usage_line(summary: RunSummary) -> str:
             f"{role} {u.get('calls', 0):.0f} calls{cached}{errors} "
             f"({u.get('input_tokens', 0):,.0f} in / {u.get('output_tokens', 0):,.0f} out)"
         )
-    return f"model calls: {'; '.join(parts)}  cost ${summary.cost:.4f}\n"
+    unknown = (
+        f" (no price for {', '.join(summary.unpriced)}: add llm.prices)" if summary.unpriced else ""
+    )
+    return f"model calls: {'; '.join(parts)}  cost ${summary.cost:.4f}{unknown}\n"
 
 
 def _clip(text: str, n: int) -> str:

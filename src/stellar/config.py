@@ -187,8 +187,16 @@ class RunConfig(Strict):
         raise ValueError("set fitness.objectives: the oracle has no named thresholds")
 
 
-def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> RunConfig:
-    """Read a run configuration (or the built-in default when ``path`` is None)."""
+def load_config(
+    path: str | Path | None,
+    overrides: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
+) -> RunConfig:
+    """Read a run configuration (or the built-in default when ``path`` is None).
+
+    ``overrides`` are command-line options (None: not given); ``settings`` are ``--set``
+    values, applied last, where None (YAML ``null``) clears a setting.
+    """
     if path is None:
         data: dict[str, Any] = {"use_case": "navi"}
         source: Path = Path("<default configuration>")
@@ -215,6 +223,8 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
             data[dotted] = {**current, **value}  # another model, same prompts and settings
         else:
             _set_dotted(data, dotted, value, source)
+    for dotted, value in (settings or {}).items():
+        _set_dotted(data, dotted, value, source)
     generator = data.get("generator")
     if isinstance(generator, dict) and generator.get("type") == "llm":
         data["generator"] = {**data.get("llm_generator", {}), **generator}
@@ -352,7 +362,8 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any, source: object) -
 
 
 def _same_type(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return "type" in b and a.get("type") == b["type"]
+    """Another model for the same kind of component (keeps its prompts and settings)."""
+    return "model" in b and a.get("type") == b.get("type")
 
 
 def _first_error(exc: ValidationError) -> tuple[str, str]:

@@ -43,6 +43,7 @@ class Plan:
     tests: int | None
     time: float | None = None
     overrides: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)  # --set values (None clears)
 
     def run_dir(self, root: Path, algorithm: str, seed: int) -> Path:
         return root / "runs" / f"{algorithm.split(':')[-1]}-s{seed}"
@@ -54,9 +55,8 @@ def prepare(root: Path, plan: Plan) -> None:
     wanted = vars(plan)
     if path.exists():
         stored = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        differs = [
-            k for k in ("config", "tests", "time", "overrides") if stored.get(k) != wanted[k]
-        ]
+        keys = ("config", "tests", "time", "overrides", "settings")
+        differs = [k for k in keys if stored.get(k) != wanted[k]]
         if differs:
             raise StellarError(
                 f"{root} holds an experiment with other settings ({', '.join(differs)}); "
@@ -98,7 +98,7 @@ def run_one(plan: Plan, algorithm: str, seed: int, run_dir: str, threads: int) -
         "budget.tests": plan.tests,
         "budget.time": plan.time,
     }
-    config = load_config(plan.config, overrides)
+    config = load_config(plan.config, overrides, plan.settings)
     summary = asyncio.run(Run(config, run_dir=Path(run_dir)).execute())
     return asdict(summary)
 

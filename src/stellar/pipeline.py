@@ -57,12 +57,13 @@ class Pipeline:
     archive: Archive
     duplicates: DuplicateCheck | None = None
     concurrency: int = 8
-    sut_timeout: float = 60.0
+    sut_timeout: float | None = 60.0  # None: the SUT bounds its own calls (model clients)
     max_input_chars: int = 2000
     seed: int = 0
     objectives: Sequence[str] = ()
     on_record: Callable[[TestRecord], None] | None = None
     on_fatal: Callable[[str], None] | None = None  # a model refused the key or is unknown
+    on_unused: Callable[[TestRecord], None] | None = None  # generated but never run
 
     def __post_init__(self) -> None:
         self._slots = asyncio.Semaphore(self.concurrency)
@@ -71,9 +72,10 @@ class Pipeline:
         self, generation: int, candidates: Sequence[Candidate], gate: Gate
     ) -> list[TestRecord | None]:
         """Records aligned with ``candidates``; None where the budget ended before its turn."""
-        records = await asyncio.gather(
-            *(self._generate(generation, i, c) for i, c in enumerate(candidates))
+        generated = await asyncio.gather(
+            *(self._generate(generation, i, c, gate) for i, c in enumerate(candidates))
         )
+        records = [r for r in generated if r is not None]
         await self._screen(records)
         for record in records:
             if record.status != Status.OK:
@@ -83,9 +85,16 @@ class Pipeline:
             runnable = runnable[: gate.tests_left]
         ran = await asyncio.gather(*(self._execute(candidates[r.index], r, gate) for r in runnable))
         done = {id(r) for r in ran if r is not None}
-        return [r if r.status != Status.OK or id(r) in done else None for r in records]
+        kept = [r for r in records if r.status != Status.OK or id(r) in done]
+        unused = [r for r in records if r.status == Status.OK and id(r) not in done]
+        if self.on_unused is not None:
+            for record in unused:  # generated, never run: its generation was still paid for
+                self.on_unused(record)
+        return [r if r is not None and any(r is k for k in kept) else None for r in generated]
 
-    async def _generate(self, generation: int, index: int, candidate: Candidate) -> TestRecord:
+    async def _generate(
+        self, generation: int, index: int, candidate: Candidate, gate: Gate
+    ) -> TestRecord | None:
         record = TestRecord(
             generation=generation,
             index=index,
@@ -96,6 +105,8 @@ class Pipeline:
         )
         rng = random.Random(f"{self.seed}:{generation}:{index}")
         async with self._slots:
+            if not gate.open():  # the budget ended while this one waited
+                return None
             began = time.perf_counter()
             try:
                 with book_for_test(record.usage):

@@ -52,6 +52,7 @@ class RunSummary:
     cost: float = 0.0  # USD spent on model calls
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # per role
     algorithm_report: dict[str, Any] = field(default_factory=dict)  # e.g. t-wise coverage
+    unpriced: list[str] = field(default_factory=list)  # hosted models without a price
     failure_ratio: float = field(init=False, default=0.0)
 
     def count(self, record: TestRecord) -> None:
@@ -63,8 +64,11 @@ class RunSummary:
         self.sut_errors += record.status == Status.SUT_ERROR
         self.judge_errors += record.status == Status.JUDGE_ERROR
         self.failure_ratio = self.failures / self.tests if self.tests else 0.0
-        if record.usage:
-            add_usage(self.usage, record.usage)
+        self.count_usage(record.usage)
+
+    def count_usage(self, usage: dict[str, dict[str, float]]) -> None:
+        if usage:
+            add_usage(self.usage, usage)
             self.cost = total_cost(self.usage)
 
     @property
@@ -95,6 +99,7 @@ class Run:
         self.run_dir = run_dir or new_run_dir(config)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.summary = RunSummary(str(self.run_dir), config.algorithm.name, config.seed)
+        self.summary.unpriced = self.models.unpriced()
         self.on_record = on_record
         self.stop = asyncio.Event()
         self.stop_reason = ""
@@ -129,12 +134,13 @@ class Run:
                 archive=archive,
                 duplicates=self.duplicates,
                 concurrency=cfg.concurrency,
-                sut_timeout=cfg.sut_timeout,
+                sut_timeout=self._sut_timeout(),
                 max_input_chars=cfg.max_input_chars,
                 seed=cfg.seed,
                 objectives=cfg.objectives,
                 on_record=self._count,
                 on_fatal=self._fatal,
+                on_unused=lambda record: self.summary.count_usage(record.usage),
             )
             reason = "error"
             try:
@@ -144,7 +150,7 @@ class Run:
                         deadline,
                         self.stop,
                         cfg.budget.cost,
-                        lambda: self.summary.cost,
+                        lambda: self.models.spend.total,  # includes calls not yet committed
                     )
                     candidates = self.algorithm.ask()
                     if not candidates:
@@ -169,11 +175,22 @@ class Run:
                 (self.run_dir / SUMMARY_NAME).write_text(
                     json.dumps(asdict(self.summary), indent=2), encoding="utf-8"
                 )
-                close = getattr(self.sut, "aclose", None)
-                if close is not None:
-                    await close()
-                await self.models.aclose()
+                try:
+                    close = getattr(self.sut, "aclose", None)
+                    if close is not None:
+                        await close()
+                finally:
+                    await self.models.aclose()
         return self.summary
+
+    def _sut_timeout(self) -> float | None:
+        """A model SUT is bounded by its client's timeout and retries, unless set explicitly."""
+        sut = self.config.sut
+        uses_model = sut.type == "chat" or (
+            sut.type == "python" and isinstance(sut.options.get("llm"), str)
+        )
+        explicit = "sut_timeout" in self.config.model_fields_set
+        return None if uses_model and not explicit else self.config.sut_timeout
 
     def _fatal(self, message: str) -> None:
         self.summary.error = self.summary.error or message

@@ -168,10 +168,15 @@ async def test_cache_answers_repeated_requests(server, make_models):
     await ask(client, temperature=0.2, seed=8)  # other parameters: another request
     await ask(client, temperature=0.2, seed=7, sample=1)  # another vote sample
     assert server.requests == 3
-    # a new registry (a later run) finds the answer on disk, even on another port
-    later = make_models().client("openai-compatible:m@http://127.0.0.1:9/v1", "sut")
+    # a new registry (a later run) finds the answer on disk
+    later = make_models().client(f"openai-compatible:m@{server.url}", "sut")
     cached, _ = await ask(later, temperature=0.2, seed=7)
-    assert cached.cached and cached.text == first.text
+    assert cached.cached and cached.text == first.text and server.requests == 3
+    # another server with a model of the same name has answers of its own
+    with StubLLMServer() as other:
+        elsewhere = make_models().client(f"openai-compatible:m@{other.url}", "sut")
+        fresh, _ = await ask(elsewhere, temperature=0.2, seed=7)
+        assert not fresh.cached and other.requests == 1
 
 
 async def test_no_cache_always_asks(server, make_models):

@@ -14,14 +14,16 @@ import asyncio
 import email.utils
 import logging
 import random
+import sqlite3
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import openai
 from aiolimiter import AsyncLimiter
 from pydantic import BaseModel, ConfigDict, Field
 
-from stellar.errors import ModelAccessError, ModelError
+from stellar.errors import ModelAccessError, ModelError, StellarError
 from stellar.llm.base import Completion, Message, messages_tokens
 from stellar.llm.cache import ResponseCache, default_cache_path, request_key
 from stellar.llm.models import Endpoint, EndpointSettings, ModelSpec, parse_model, resolve_endpoint
@@ -30,6 +32,17 @@ from stellar.llm.usage import PriceTable, record_call
 log = logging.getLogger(__name__)
 MAX_RETRY_AFTER = 600.0  # seconds; a longer Retry-After is capped
 RETRY_STATUS = (408, 409, 429)
+HOSTED = ("openai", "azure")
+REASONING_MODELS = ("o1", "o3", "o4", "gpt-5")  # reject temperature
+
+
+@dataclass
+class Spend:
+    """Money spent by a run's model calls so far, as the calls complete (for the budget)."""
+
+    total: float = 0.0
+
+
 _jitter = random.Random()  # timing only: never affects what a run generates
 
 
@@ -53,6 +66,7 @@ class EndpointClient:
 
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
+        self.url = endpoint.base_url or "https://api.openai.com/v1"
         s = endpoint.settings
         self.slots = asyncio.Semaphore(s.concurrency)
         self.rpm = AsyncLimiter(s.rpm, 60) if s.rpm else None
@@ -94,10 +108,14 @@ class ModelClient:
         endpoint: EndpointClient,
         cache: ResponseCache | None,
         prices: PriceTable,
+        spend: Spend | None = None,
     ) -> None:
         self.spec, self.role, self.endpoint = spec, role, endpoint
         self.name = spec.name
         self.cache, self.prices = cache, prices
+        self.spend = spend if spend is not None else Spend()
+        # hosted OpenAI models are the same everywhere; any other server's answers are its own
+        self.cache_name = self.name if spec.provider == "openai" else f"{self.name}@{endpoint.url}"
 
     async def complete(
         self,
@@ -117,7 +135,7 @@ class ModelClient:
             "sample": sample or None,
         }
         params = {k: v for k, v in params.items() if v is not None}
-        key = request_key(self.name, messages, params)
+        key = request_key(self.cache_name, messages, params)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             record_call(
                 self.role,
@@ -127,15 +145,17 @@ class ModelClient:
                 output_tokens=hit.output_tokens,
             )
             return hit
-        retries = 0
+        attempts = [0]  # retries so far, also when the call finally fails
         try:
-            completion, retries = await self._request(messages, params)
+            completion = await self._request(messages, params, attempts)
         except ModelError:
-            record_call(self.role, calls=1, errors=1)
+            record_call(self.role, calls=1, errors=1, retries=attempts[0])
             raise
+        retries = attempts[0]
         cost = self.prices.cost(
             self.spec.provider, self.spec.model, completion.input_tokens, completion.output_tokens
         )
+        self.spend.total += cost
         record_call(
             self.role,
             calls=1,
@@ -149,12 +169,12 @@ class ModelClient:
         return completion
 
     async def _request(
-        self, messages: list[Message], params: dict[str, Any]
-    ) -> tuple[Completion, int]:
+        self, messages: list[Message], params: dict[str, Any], attempts: list[int]
+    ) -> Completion:
         endpoint, settings = self.endpoint, self.endpoint.endpoint.settings
         estimate = messages_tokens(messages) + int(params.get("max_tokens") or 256)
-        retries = 0
         while True:
+            retries = attempts[0]
             structured = "json_schema" in params and endpoint.structured
             try:
                 async with endpoint.slots:
@@ -164,38 +184,45 @@ class ModelClient:
                         messages=messages,
                         **self._arguments(params, structured),
                     )
-                return self._completion(reply, messages, structured), retries
+                return self._completion(reply, messages, structured)
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 raise ModelAccessError(
                     f"{self.name}: the endpoint refused the API key (HTTP {exc.status_code}); "
-                    f"check {settings.api_key_env or 'the key variable'} and llm.endpoints"
+                    f"check {endpoint.endpoint.key_env or 'llm.endpoints'}"
                 ) from None
             except openai.NotFoundError:
                 raise ModelAccessError(
-                    f"{self.name}: model not found at {endpoint.endpoint.base_url or 'OpenAI'} "
+                    f"{self.name}: model not found at {endpoint.url} "
                     "(HTTP 404); check the model or deployment name"
                 ) from None
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                if structured:  # the server does not take response_format: prompt-only JSON
+                if structured and _about_structured_output(exc):  # plain JSON prompting then
                     log.info("%s does not support structured output; parsing JSON", self.name)
                     endpoint.structured = False
                     continue
                 raise ModelError(f"{self.name}: request rejected: {_message(exc)}") from None
             except (openai.APIStatusError, openai.APIConnectionError) as exc:
                 status = getattr(exc, "status_code", None)
+                if status == 429 and _code(exc) == "insufficient_quota":
+                    raise ModelAccessError(f"{self.name}: {_message(exc)} (HTTP 429)") from None
                 if status is not None and status not in RETRY_STATUS and status < 500:
                     raise ModelError(f"{self.name}: HTTP {status}: {_message(exc)}") from None
                 if retries >= settings.max_retries:
-                    raise ModelError(
-                        f"{self.name}: {_failure(exc, settings.timeout)} "
-                        f"(gave up after {retries} retries)"
-                    ) from None
+                    failure = f"{self.name}: {_failure(exc, settings.timeout)}"
+                    if type(exc) is openai.APIConnectionError:  # down or wrong URL, not slow
+                        raise ModelAccessError(
+                            f"{failure}; is the server at {endpoint.url} running?"
+                        ) from None
+                    raise ModelError(f"{failure} (gave up after {retries} retries)") from None
                 await asyncio.sleep(retry_delay(exc, retries, settings))
-                retries += 1
+                attempts[0] += 1
 
-    @staticmethod
-    def _arguments(params: dict[str, Any], structured: bool) -> dict[str, Any]:
+    def _arguments(self, params: dict[str, Any], structured: bool) -> dict[str, Any]:
         args = {k: params[k] for k in ("temperature", "max_tokens", "seed") if k in params}
+        if self.spec.provider in HOSTED and "max_tokens" in args:  # max_tokens is deprecated
+            args["max_completion_tokens"] = args.pop("max_tokens")
+        if self.spec.model.startswith(REASONING_MODELS):  # they take no temperature
+            args.pop("temperature", None)
         if structured:
             args["response_format"] = {
                 "type": "json_schema",
@@ -204,13 +231,13 @@ class ModelClient:
         return args
 
     def _completion(self, reply: Any, messages: list[Message], structured: bool) -> Completion:
-        if not reply.choices:
-            raise ModelError(f"{self.name}: the reply has no choices")
+        if not getattr(reply, "choices", None):
+            raise ModelError(f"{self.name}: the reply is not a chat completion: {str(reply)[:80]}")
         choice = reply.choices[0]
         text = choice.message.content or getattr(choice.message, "refusal", None) or ""
         usage = reply.usage
-        tokens_in = usage.prompt_tokens if usage else messages_tokens(messages)
-        tokens_out = usage.completion_tokens if usage else messages_tokens([{"content": text}])
+        tokens_in = (usage and usage.prompt_tokens) or messages_tokens(messages)
+        tokens_out = (usage and usage.completion_tokens) or messages_tokens([{"content": text}])
         return Completion(text, tokens_in, tokens_out, False, choice.finish_reason, structured)
 
 
@@ -245,6 +272,17 @@ def retry_after(response: Any) -> float | None:
         return max(0.0, when.timestamp() - time.time())
 
 
+def _about_structured_output(exc: Exception) -> bool:
+    text = _message(exc).lower()
+    return any(word in text for word in ("response_format", "json_schema", "structured"))
+
+
+def _code(exc: Exception) -> str | None:
+    body = getattr(exc, "body", None)
+    error = body.get("error", body) if isinstance(body, dict) else None
+    return error.get("code") if isinstance(error, dict) else None
+
+
 def _message(exc: Exception) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
@@ -275,11 +313,19 @@ class Models:
         self._cache: ResponseCache | None = None
         self._endpoints: dict[tuple[str, str | None], EndpointClient] = {}
         self.clients: list[ModelClient] = []
+        self.spend = Spend()
 
     @property
     def cache(self) -> ResponseCache | None:
         if self.settings.cache and self._cache is None:
-            self._cache = ResponseCache(self.settings.cache_path or default_cache_path())
+            path = self.settings.cache_path or default_cache_path()
+            try:
+                self._cache = ResponseCache(path)
+            except (OSError, sqlite3.Error) as exc:
+                raise StellarError(
+                    f"cannot use the response cache {path} ({exc}); "
+                    "set llm.cache_path or run with --no-cache"
+                ) from None
         return self._cache
 
     def client(self, name: str, role: str, where: str = "model") -> ModelClient:
@@ -290,9 +336,8 @@ class Models:
         else:  # estimates only: nothing will be sent
             endpoint = Endpoint(spec.provider, spec.base_url, "", None, EndpointSettings())
         shared = self._endpoints.setdefault(endpoint.key, EndpointClient(endpoint))
-        client = ModelClient(
-            spec, role, shared, self.cache if self.check_keys else None, self.prices
-        )
+        cache = self.cache if self.check_keys else None
+        client = ModelClient(spec, role, shared, cache, self.prices, self.spend)
         self.clients.append(client)
         return client
 

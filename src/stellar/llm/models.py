@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -66,7 +67,7 @@ def parse_model(text: str, where: str = "model") -> ModelSpec:
         )
     if provider == "openai-compatible":
         model, at, url = model.rpartition("@")
-        if not at or not model or not url.startswith(("http://", "https://")):
+        if not at or not model or not re.match(r"https?://[^/\s]+", url):
             raise ConfigError(
                 where, "", f"{text!r}: write openai-compatible:MODEL@http://host:port/v1"
             )
@@ -83,6 +84,7 @@ class Endpoint:
     api_key: str
     api_version: str | None
     settings: EndpointSettings
+    key_env: str | None = None  # the environment variable the key came from
 
     @property
     def key(self) -> tuple[str, str | None]:
@@ -126,7 +128,7 @@ def resolve_endpoint(spec: ModelSpec, endpoints: dict[str, EndpointSettings]) ->
     version = None
     if spec.provider == "azure":
         version = settings.api_version or os.environ.get("OPENAI_API_VERSION", AZURE_API_VERSION)
-    return Endpoint(spec.provider, base_url, api_key, version, settings)
+    return Endpoint(spec.provider, base_url, api_key, version, settings, key_env)
 
 
 def _ollama_url(host: str) -> str:

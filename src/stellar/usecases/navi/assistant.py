@@ -700,7 +700,9 @@ class NavigationAssistant:
         if request.abusive:
             return Response(text=ABUSIVE_REPLY, data=[])
         result = None if request.category is None else await asyncio.to_thread(self.search, request)
-        completion = await self.llm.complete(llm_messages(text, request, result), temperature=0.0)
+        completion = await self.llm.complete(
+            llm_messages(text, request, result), temperature=0.0, max_tokens=200
+        )
         pois = [p.to_dict() for p, _ in result.pois] if result else []
         return Response(text=completion.text.strip(), data=pois)
 

@@ -11,7 +11,9 @@ f2 (paper, Section IV): 1 when no POI in the database satisfies the request and 
 returned; otherwise the best returned POI's weighted agreement with every requested
 constraint, normalised by the total weight. Venue weight 2, every other constraint 1;
 ordinal constraints (rating, price) score by distance, categorical ones by match. A request
-no POI could satisfy is marked ``excluded``: it never counts as a failure.
+no POI could satisfy is marked ``excluded``: it never counts as a failure. A system under
+test that returns no venue data at all (a plain chat model) cannot be scored on f2: content
+is then 1 and ``content_scored`` is false in the details, so only f1 can fail.
 """
 
 from __future__ import annotations
@@ -135,6 +137,12 @@ def _mentions(text: str, words: Sequence[str]) -> bool:
     return any(re.search(rf"\b{re.escape(w)}", text) for w in words)
 
 
+def has_venue_data(response: Response) -> bool:
+    """Whether the SUT returns venues at all (a plain chat model does not)."""
+    data = response.data
+    return isinstance(data, list) or (isinstance(data, dict) and "pois" in data)
+
+
 def pois_of(response: Response) -> list[dict[str, Any]]:
     data = response.data
     if isinstance(data, dict):
@@ -168,11 +176,18 @@ class NaviFitness:
             judged = await self.judge.score(test_input.text, response.text)
             f1 = judged.pop("response")
             judged["source"] = "llm"
-        f2 = content_fitness(request, pois, satisfiable)
+        scored = has_venue_data(response)
+        # without venue data f2 cannot be measured: it passes, and the details say so
+        f2 = content_fitness(request, pois, satisfiable) if scored else 1.0
         return Evaluation(
             scores={"response": round(f1, 6), "content": round(f2, 6)},
             excluded=not satisfiable,
-            details={**judged, "request": request, "poi_exists": satisfiable},
+            details={
+                **judged,
+                "request": request,
+                "poi_exists": satisfiable,
+                "content_scored": scored,
+            },
         )
 
     def planned_calls(self, candidate: Candidate | None = None) -> list[PlannedCall]:

@@ -1,0 +1,268 @@
+"""An experiment's report: CSV tables, plots and a terminal table from its run directories.
+
+Files written into ``out_dir``:
+
+* ``runs.csv`` -- one row per run: algorithm, seed, tests, unique failures, failure ratio,
+  elapsed seconds, cluster coverage, run directory;
+* ``statistics.csv`` -- pairwise Mann-Whitney U and A12 on failures, failure ratio and
+  cluster coverage (:mod:`stellar.analysis.comparison`);
+* ``feature_rates.csv`` -- failure rate per algorithm, feature and value;
+* ``failure_types.csv`` -- clusters of the failing answers, with example (input, answer)s;
+* plots, each as PNG and SVG: ``failures_over_tests``, ``failures_over_time``,
+  ``failure_ratio``, ``cluster_coverage``, ``feature_rates``.
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from collections import Counter
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from stellar.analysis import plots
+from stellar.analysis.comparison import ALPHA, PairRow, Summary, pairwise, summary_rows
+from stellar.analysis.diversity import (
+    DiversityResult,
+    FailureType,
+    cluster_coverage,
+    failure_types,
+)
+from stellar.analysis.metrics import (
+    CurvePoint,
+    FeatureRate,
+    RunMetrics,
+    failure_curve,
+    feature_failure_rates,
+    load_run,
+    run_metrics,
+    unique_failure_texts,
+)
+from stellar.text.embeddings import Embedder
+
+METRICS = ("failures", "failure_ratio", "cluster_coverage")  # compared in statistics.csv
+TYPE_COLUMNS = ["type", "label", "size", "found_by", "example", "input", "answer"]
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One row of runs.csv."""
+
+    algorithm: str
+    seed: int
+    tests: int
+    unique_failures: int
+    failure_ratio: float
+    elapsed: float
+    cluster_coverage: float
+    run_dir: Path
+
+
+@dataclass
+class ExperimentReport:
+    out_dir: Path
+    algorithms: list[str]
+    runs: list[RunRow]
+    diversity: DiversityResult
+    statistics: list[PairRow]
+    summary: Summary
+    feature_rates: dict[str, list[FeatureRate]]
+    failure_types: list[FailureType]
+    files: list[Path] = field(default_factory=list)
+
+    def values(self, metric: str) -> dict[str, list[float]]:
+        """Per algorithm, one value of a RunRow field per run (``failures`` is an alias)."""
+        return _per_algorithm(self.runs, metric, self.algorithms)
+
+    def to_rich_table(self) -> Table:
+        """Per algorithm means ± standard deviations over seeds; the headline as caption."""
+        table = Table(title="Algorithms compared (mean ± std over seeds)")
+        table.add_column("algorithm")
+        for column in ("runs", "tests", "unique failures", "failure ratio", "cluster coverage"):
+            table.add_column(column, justify="right")
+        table.add_column("elapsed", justify="right")
+        names = ("tests", "failures", "failure_ratio", "cluster_coverage", "elapsed")
+        values = {m: self.values(m) for m in names}
+        for algorithm in self.algorithms:
+            tests, failures, ratio, coverage, elapsed = (values[m][algorithm] for m in names)
+            table.add_row(
+                algorithm,
+                str(len(tests)),
+                f"{_mean(tests):.0f}" if tests else "-",
+                _mean_std(failures, "{:.1f}"),
+                _mean_std(ratio, "{:.1%}"),
+                _mean_std(coverage, "{:.0%}"),
+                f"{_mean(elapsed):.0f} s" if elapsed else "-",
+            )
+        table.caption = "\n".join(self.caption())
+        return table
+
+    def caption(self) -> list[str]:
+        """One line on the best algorithm versus the next, one on the clustering."""
+        lines = []
+        head = self.summary.headline
+        if head is not None:
+            if head.ratio is not None:
+                found = f"{head.ratio:.2f}x the failures"
+            elif head.mean_best:
+                found = f"{head.mean_best:.1f} failures on average against none"
+            else:
+                found = "no failures either"
+            verdict = "significant" if head.significant else "not significant"
+            lines.append(
+                f"{head.best} vs {head.other}: {found}, Mann-Whitney p = {head.p_value:.3g} "
+                f"({verdict} at {ALPHA}), A12 = {head.a12:.2f} ({head.magnitude})"
+            )
+        div = self.diversity
+        if div.note:
+            lines.append(f"diversity: {div.note}")
+        else:
+            silhouette = f", silhouette {div.silhouette:.2f}" if div.silhouette is not None else ""
+            lines.append(
+                f"diversity: {div.failures} distinct failures in k = {div.k} clusters"
+                f"{silhouette}, {div.repeats} k-means repeats"
+            )
+        return lines
+
+
+def experiment_report(
+    runs: dict[str, list[Path]],
+    out_dir: Path,
+    embedder: Embedder | str = "minilm",
+    repeats: int = 10,
+    seed: int = 0,
+) -> ExperimentReport:
+    """Analyse the runs of each algorithm (its seeds in list order) and write the report."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    metrics: dict[str, list[tuple[int, Path, RunMetrics]]] = {}
+    curves: dict[str, list[list[CurvePoint]]] = {}
+    texts: dict[str, list[list[str]]] = {}
+    rates: dict[str, list[FeatureRate]] = {}
+    answers: dict[str, tuple[str, set[str]]] = {}  # failing input -> (answer, found by)
+    for algorithm, run_dirs in runs.items():
+        loaded = [load_run(d) for d in run_dirs]  # each archive read once
+        metrics[algorithm] = [
+            (int(data.meta.get("seed", i)), data.run_dir, run_metrics(data))
+            for i, data in enumerate(loaded)
+        ]
+        curves[algorithm] = [failure_curve(data) for data in loaded]
+        texts[algorithm] = [unique_failure_texts(data) for data in loaded]
+        rates[algorithm] = feature_failure_rates(loaded)
+        for data in loaded:
+            for record in data.failures:
+                text = record.input_text or ""
+                answers.setdefault(text, (record.response_text or "", set()))[1].add(algorithm)
+
+    diversity = cluster_coverage(texts, embedder, repeats=repeats, seed=seed)
+    rows = [
+        RunRow(
+            algorithm,
+            run_seed,
+            m.tests,
+            m.unique_failures,
+            m.failure_ratio,
+            m.elapsed,
+            diversity.coverage[algorithm].runs[i],
+            run_dir,
+        )
+        for algorithm, items in metrics.items()
+        for i, (run_seed, run_dir, m) in enumerate(items)
+    ]
+    inputs = sorted(answers)  # results do not depend on the order of algorithms or runs
+    types = failure_types([answers[t][0] for t in inputs], inputs, embedder, seed=seed)
+    values = {metric: _per_algorithm(rows, metric, list(runs)) for metric in METRICS}
+    report = ExperimentReport(
+        out_dir=out_dir,
+        algorithms=list(runs),
+        runs=rows,
+        diversity=diversity,
+        statistics=[row for metric in METRICS for row in pairwise(values[metric], metric)],
+        summary=summary_rows(
+            values["failures"], values["failure_ratio"], values["cluster_coverage"]
+        ),
+        feature_rates=rates,
+        failure_types=types,
+    )
+    report.files = _write_tables(report, [answers[t][1] for t in inputs])
+    report.files += _write_plots(report, curves, values)
+    return report
+
+
+def _per_algorithm(
+    rows: list[RunRow], metric: str, algorithms: list[str]
+) -> dict[str, list[float]]:
+    """One value of a RunRow field per run, per algorithm (``failures``: unique failures)."""
+    name = "unique_failures" if metric == "failures" else metric
+    out: dict[str, list[float]] = {a: [] for a in algorithms}
+    for row in rows:
+        out.setdefault(row.algorithm, []).append(float(getattr(row, name)))
+    return out
+
+
+def _write_tables(report: ExperimentReport, found_by: list[set[str]]) -> list[Path]:
+    out = report.out_dir
+    runs = [asdict(r) for r in report.runs]
+    stats = [{**asdict(s), "significant": s.significant} for s in report.statistics]
+    rates = [
+        {"algorithm": algorithm, **asdict(r)}
+        for algorithm, rows in report.feature_rates.items()
+        for r in rows
+    ]
+    types = []
+    for n, kind in enumerate(report.failure_types, start=1):
+        counts = Counter(a for i in kind.members for a in found_by[i])
+        found = "; ".join(f"{a}: {c}" for a, c in counts.most_common())
+        for e, (text, answer) in enumerate(kind.examples, start=1):
+            types.append(
+                {"type": n, "label": kind.label, "size": kind.size, "found_by": found}
+                | {"example": e, "input": text, "answer": answer}
+            )
+    return [
+        _write_csv(out / "runs.csv", [f.name for f in fields(RunRow)], runs),
+        _write_csv(
+            out / "statistics.csv", [*(f.name for f in fields(PairRow)), "significant"], stats
+        ),
+        _write_csv(
+            out / "feature_rates.csv", ["algorithm", *(f.name for f in fields(FeatureRate))], rates
+        ),
+        _write_csv(out / "failure_types.csv", TYPE_COLUMNS, types),
+    ]
+
+
+def _write_plots(
+    report: ExperimentReport,
+    curves: dict[str, list[list[CurvePoint]]],
+    values: dict[str, dict[str, list[float]]],
+) -> list[Path]:
+    out = report.out_dir
+    coverage = {a: v for a, v in values["cluster_coverage"].items() if v}
+    return [
+        *plots.plot_failure_curves(curves, out, axis="tests"),
+        *plots.plot_failure_curves(curves, out, axis="seconds"),
+        *plots.plot_failure_ratios({a: v for a, v in values["failure_ratio"].items() if v}, out),
+        *plots.plot_distribution(coverage, out, "cluster_coverage", "cluster coverage"),
+        *plots.plot_feature_rates(report.feature_rates, out),
+    ]
+
+
+def _write_csv(path: Path, header: list[str], rows: list[dict[str, Any]]) -> Path:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=header)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def _mean(values: list[float]) -> float:
+    return statistics.fmean(values) if values else 0.0
+
+
+def _mean_std(values: list[float], fmt: str) -> str:
+    if not values:
+        return "-"
+    std = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{fmt.format(_mean(values))} ± {fmt.format(std)}"
