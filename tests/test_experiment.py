@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from conftest import TOY
+from conftest import TOY, stellar
 
 from stellar.errors import StellarError
 from stellar.experiment import Plan, execute, finished, prepare
@@ -75,3 +75,40 @@ def test_a_failing_run_is_reported_and_the_others_finish(tmp_path):
     errors = []
     execute(tmp_path, experiment, 1, lambda a, s, summary, error: errors.append(error))
     assert len(errors) == 2 and all("toy:missing" in e for e in errors)
+
+
+def test_a_configuration_error_in_a_worker_is_reported_as_such(tmp_path):
+    experiment = plan(algorithms=["random"], seeds=[0], settings={"budget.tests": 0})
+    errors = []
+    execute(tmp_path, experiment, 1, lambda a, s, summary, error: errors.append(error))
+    assert len(errors) == 1 and errors[0].startswith("ConfigError")  # not a broken pool
+
+
+def test_compare_command_prints_the_table_and_resumes(tmp_path):
+    args = [
+        "compare",
+        TOY / "run.yaml",
+        "--algorithms",
+        "stellar,random",
+        "--seeds",
+        "2",
+        "--tests",
+        "40",
+        "--dir",
+        tmp_path / "exp",
+        "--embedder",
+        "hashing",
+        "--repeats",
+        "2",
+    ]
+    first = stellar(*args)
+    assert first.returncode == 0, first.stderr
+    assert "stellar" in first.stdout and "random" in first.stdout
+    report = tmp_path / "exp" / "report"
+    for name in ("runs.csv", "statistics.csv", "feature_rates.csv", "failure_types.csv"):
+        assert (report / name).stat().st_size > 0
+    assert list(report.glob("*.png")) and list(report.glob("*.svg"))
+    again = stellar(*args)
+    assert again.returncode == 0 and "skipped 4 of 4 runs" in again.stderr
+    bad = stellar("compare", TOY / "run.yaml", "--algorithms", "stellar,nope", "--dir", tmp_path)
+    assert bad.returncode == 2 and "nope" in bad.stderr and "Traceback" not in bad.stderr

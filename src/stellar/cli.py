@@ -350,9 +350,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     config_path = str(Path(args.config).resolve()) if args.config else None
     config = load_config(config_path, overrides, settings)  # mistakes show now, not in workers
     space = load_feature_space(config.features)
-    settings = config.algorithm.model_dump(exclude={"name"})
+    algorithm_settings = config.algorithm.model_dump(exclude={"name"})
     for algorithm in algorithms:  # unknown names and bad settings fail before any run
-        make_algorithm(algorithm, space, len(config.objectives), 0, **settings)
+        make_algorithm(algorithm, space, len(config.objectives), 0, **algorithm_settings)
     plan = Plan(
         config_path,
         algorithms,

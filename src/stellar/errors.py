@@ -13,6 +13,9 @@ class ConfigError(StellarError):
         super().__init__(f"{where}: {problem}")
         self.source, self.path, self.problem = source, path, problem
 
+    def __reduce__(self) -> tuple:  # picklable, so that worker processes can report it
+        return (type(self), (self.source, self.path, self.problem))
+
 
 class ModelError(StellarError):
     """A model call failed after its retries (rate limits, server errors, timeouts)."""

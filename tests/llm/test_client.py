@@ -289,3 +289,58 @@ def test_prices():
     assert table.lookup("openai", "unheard-of") is None
     assert table.lookup("ollama", "llama3.1") == (0.0, 0.0)
     assert table.cost("openai", "gpt-4o-mini", 1_000_000, 1_000_000) == pytest.approx(0.75)
+
+
+async def test_only_a_complaint_about_response_format_turns_structured_output_off(
+    server, make_models
+):
+    server.responder = scripted(Fail(400, "The response was filtered (content policy)"))
+    client = model(make_models(cache=False), server)
+    with pytest.raises(ModelError, match="filtered"):
+        await ask(client, json_schema=SCHEMA)
+    assert client.endpoint.structured and server.requests == 1
+
+
+async def test_exhausted_quota_is_fatal(server, make_models):
+    server.responder = scripted(Fail(429, "You exceeded your quota", code="insufficient_quota"))
+    with pytest.raises(ModelAccessError, match="exceeded your quota"):
+        await ask(model(make_models(cache=False), server))
+    assert server.requests == 1  # not retried like a rate limit
+
+
+async def test_a_reply_that_is_not_a_completion_is_a_model_error(server, make_models):
+    server.responder = scripted(Fail(200, "a proxy page"))
+    with pytest.raises(ModelError, match="not a chat completion"):
+        await ask(model(make_models(cache=False), server))
+
+
+async def test_a_server_that_is_not_there_stops_the_run(make_models):
+    client = make_models(cache=False, max_retries=1).client(
+        "openai-compatible:m@http://127.0.0.1:9/v1", "sut"
+    )
+    with pytest.raises(
+        ModelAccessError, match=r"is the server at http://127\.0\.0\.1:9/v1 running"
+    ):
+        await ask(client)
+
+
+def test_hosted_and_reasoning_models_get_their_parameters(make_models, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    models = make_models()
+    params = {"temperature": 0.0, "max_tokens": 50, "seed": 1}
+    chat = models.client("openai:gpt-4o-mini", "judge")._arguments(params, False)
+    assert chat == {"temperature": 0.0, "max_completion_tokens": 50, "seed": 1}
+    reasoning = models.client("openai:o4-mini", "judge")._arguments(params, False)
+    assert reasoning == {"max_completion_tokens": 50, "seed": 1}
+    local = models.client("ollama:llama3.1", "judge")._arguments(params, False)
+    assert local == params
+
+
+def test_an_unusable_cache_file_is_a_one_line_error(tmp_path):
+    from stellar.errors import StellarError
+
+    broken = tmp_path / "cache.sqlite"
+    broken.write_text("not a database")
+    models = Models(LLMSettings(cache_path=str(broken)))
+    with pytest.raises(StellarError, match="--no-cache"):
+        models.client("ollama:llama3.1", "sut")

@@ -133,3 +133,18 @@ def test_refused_key_ends_the_run_with_exit_code_2(tmp_path):
     assert "Traceback" not in result.stderr
     assert "Stopped: model error" in result.stdout
     assert list((tmp_path / "runs").glob("*/archive.sqlite"))  # what finished is kept
+
+
+def test_set_null_clears_a_budget_and_a_new_python_sut_drops_old_options():
+    config = load_config(
+        None, {"sut": sut_setting("toy:answer")}, {"budget.tests": None, "budget.time": 60}
+    )
+    assert config.budget.tests is None and config.budget.time == 60
+    assert config.sut.target == "toy:answer" and config.sut.options == {}  # no 'pois'
+    chat = load_config(TOY / "run.yaml", {"sut": {"type": "chat", "model": "ollama:a"}})
+    again = load_config(
+        TOY / "run.yaml",
+        {"sut": {"type": "chat", "model": "ollama:b"}},
+        {"sut.system_prompt": "Be brief."},
+    )
+    assert chat.sut.model == "ollama:a" and again.sut.system_prompt == "Be brief."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
 
 import pytest
 
@@ -94,3 +95,24 @@ def test_navi_run_with_llm_generator_and_judge(server, tmp_path):
             assert record.input_text.startswith("I need the kind of place")
         assert record.details["source"] == "llm"  # f1 from the LLM judge
         assert set(record.usage) == {"generator", "judge"}
+
+
+async def test_content_is_not_scored_without_venue_data():
+    from stellar.features import load_feature_space
+    from stellar.records import Response, TestInput
+    from stellar.usecases.navi.fitness import NaviFitness
+
+    space = load_feature_space(
+        Path(__file__).parents[2] / "src/stellar/usecases/navi/features.yaml"
+    )
+    values = {f.name: f.values[0] for f in space.features} | {"category": "restaurant"}
+    candidate = space.candidate(values)
+    fitness = NaviFitness()
+    chat = await fitness.evaluate(
+        candidate, TestInput("Find a restaurant"), Response("Sure!", data={"finish_reason": "stop"})
+    )
+    assert chat.scores["content"] == 1.0 and chat.details["content_scored"] is False
+    empty = await fitness.evaluate(
+        candidate, TestInput("Find a restaurant"), Response("No.", data=[])
+    )
+    assert empty.scores["content"] == 0.0 and empty.details["content_scored"] is True

@@ -175,3 +175,7 @@ def test_money_budget_stops_the_run(stub, tmp_path):
     summary = asyncio.run(Run(config_for(stub, tmp_path, **priced)).execute())
     assert summary.stop_reason.startswith("money budget reached")
     assert summary.cost >= 0.2 and summary.tests < 1000
+    # at most the calls in flight when the budget ran out are spent beyond it
+    with open_run(summary.run_dir) as archive:
+        costs = [r.usage["generator"]["cost"] for r in archive.records() if r.usage]
+    assert summary.cost <= 0.2 + 8 * max(costs)  # concurrency 8

@@ -25,6 +25,7 @@ class Fail:
     status: int
     message: str = "stub failure"
     headers: dict[str, str] = field(default_factory=dict)
+    code: str = "stub"
 
 
 @dataclass
@@ -134,7 +135,7 @@ class StubLLMServer:
             self._stopping.wait(reply.seconds)
             return _error(504, "stub hang ended", "timeout")
         if isinstance(reply, Fail):
-            status, _, error = _error(reply.status, reply.message, "stub")
+            status, _, error = _error(reply.status, reply.message, reply.code)
             return status, reply.headers, error
         text = reply if isinstance(reply, str) else json.dumps(reply)
         prompt = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
