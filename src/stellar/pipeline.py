@@ -85,12 +85,12 @@ class Pipeline:
             runnable = runnable[: gate.tests_left]
         ran = await asyncio.gather(*(self._execute(candidates[r.index], r, gate) for r in runnable))
         done = {id(r) for r in ran if r is not None}
-        kept = [r for r in records if r.status != Status.OK or id(r) in done]
         unused = [r for r in records if r.status == Status.OK and id(r) not in done]
         if self.on_unused is not None:
             for record in unused:  # generated, never run: its generation was still paid for
                 self.on_unused(record)
-        return [r if r is not None and any(r is k for k in kept) else None for r in generated]
+        dropped = {id(r) for r in unused}
+        return [r if r is not None and id(r) not in dropped else None for r in generated]
 
     async def _generate(
         self, generation: int, index: int, candidate: Candidate, gate: Gate
