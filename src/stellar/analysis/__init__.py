@@ -1,1 +1,1 @@
-"""Metrics and statistics computed from archives."""
+"""Metrics, diversity, statistics, plots and experiment reports, computed from archives."""
