@@ -76,7 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("config", nargs="?", metavar="CONFIG", help="run configuration (YAML)")
-    run.add_argument("--algorithm", help="stellar (NSGA-II, default), random, or module:Class")
+    run.add_argument(
+        "--algorithm", help="stellar (NSGA-II, default), random, twise, astral, or module:Class"
+    )
     run.add_argument("--seed", type=int, help="seed for every random choice of the run")
     run.add_argument("--tests", type=int, help="stop after this many inputs sent to the SUT")
     run.add_argument("--time", type=_duration, help="stop after this wall time: 90s, 15m, 2h")
