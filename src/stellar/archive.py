@@ -12,9 +12,8 @@ from typing import Any
 
 from stellar.errors import StellarError
 from stellar.records import Status, TestRecord
+from stellar.rundir import ARCHIVE_NAME, EXPORT_DIR
 
-ARCHIVE_NAME = "archive.sqlite"
-CONFIG_NAME = "config.yaml"
 JSON_COLUMNS = ("candidate", "vector", "response_data", "scores", "details", "usage")
 COLUMNS = [f.name for f in fields(TestRecord)]
 _QUOTED = ", ".join(f'"{c}"' for c in COLUMNS)  # "index" is an SQL keyword
@@ -113,7 +112,7 @@ def open_run(run_dir: str | Path) -> Archive:
 def export_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Path]:
     """Write tests and failures as JSONL and CSV; return the files written."""
     run_dir = Path(run_dir)
-    out = Path(out_dir) if out_dir else run_dir / "export"
+    out = Path(out_dir) if out_dir else run_dir / EXPORT_DIR
     out.mkdir(parents=True, exist_ok=True)
     written = []
     with open_run(run_dir) as archive:

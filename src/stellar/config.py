@@ -11,74 +11,78 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stellar.errors import ConfigError
-from stellar.llm.client import LLMSettings
-from stellar.llm.models import is_model_name, parse_model
+from stellar.errors import ConfigError, StellarError
+from stellar.llm.models import LLMSettings, is_model_name, parse_model
+from stellar.plugin_check import check_plugins
+from stellar.usecase import DEFAULT_RUN, load_use_case, read_yaml
 
-BUILTIN_USE_CASES = Path(__file__).parent / "usecases"
-USE_CASE_FILE = "usecase.yaml"
 OFFLINE = "offline"  # --generator/--sut offline: the use case's own component
 LLM_PATHS = ("template", "system", "examples")
+PYTHON = "python"  # a component named by target: module:attribute
+MODEL_OPTIONS = ("model", "llm")  # options naming a model: handed over as a ready client
 
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class AlgorithmConfig(Strict):
-    name: str = Field(
-        "stellar", description="stellar, random, twise, astral, or package.module:Class"
-    )
+class AlgorithmConfig(BaseModel):
+    """The search algorithm: its name, the population, and options per algorithm.
+
+    Options of an algorithm other than the chosen one go in a section named after it
+    (``stellar: {mutation: 0.1}``), so that ``compare`` hands each algorithm its own.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str = Field("stellar", description="a registered algorithm or package.module:Class")
     population: int = Field(20, ge=1, description="population size k / batch size")
-    crossover: float = Field(0.7, ge=0, le=1, description="crossover probability thX")
-    mutation: float = Field(0.07, ge=0, le=1, description="per-feature mutation probability thM")
-    eta_crossover: float = Field(15.0, gt=0)
-    eta_mutation: float = Field(20.0, gt=0)
-    strength: int = Field(4, ge=1, description="twise: strength t of the covering array")
-    cells: list[str] | None = Field(
-        None, description="astral: features whose value combinations are the cells"
+
+    def options(self, name: str | None = None) -> dict[str, Any]:
+        """The options of algorithm ``name`` (default: the chosen one)."""
+        section = (self.model_extra or {}).get(section_key(name or self.name)) or {}
+        return {"population": self.population, **section}
+
+
+def section_key(algorithm: str) -> str:
+    """The section of an algorithm's options: its name, or the class name of a dotted path."""
+    return algorithm.split(":")[-1]
+
+
+class Component(Strict):
+    """A plugin and its options: ``type: NAME`` with the options written beside it, or
+    ``type: python`` (the default) with ``target: module:attribute`` and ``options:``."""
+
+    type: str = "python"
+    target: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def plugin(self) -> str:
+        return self.target if self.type == PYTHON and self.target else self.type
+
+    @model_validator(mode="before")
+    @classmethod
+    def inline_options(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        if data.get("type", PYTHON) == PYTHON:
+            if "target" not in data:
+                raise ValueError("give 'type: NAME' or 'target: package.module:attribute'")
+            return data
+        return {"type": data["type"], "options": {k: v for k, v in data.items() if k != "type"}}
+
+
+class FitnessConfig(Strict):
+    target: str = Field(description="a registered fitness or judge, or package.module:attr")
+    options: dict[str, Any] = Field(default_factory=dict)
+    objectives: list[str] | None = Field(
+        None, description="scores the search minimises; default: the oracle's thresholds"
     )
-    per_cell: int = Field(1, ge=1, description="astral: tests per cell (rounds)")
-
-
-class TemplateGeneratorConfig(Strict):
-    type: Literal["template"]
-    templates: list[str] = Field(min_length=1)
-
-
-class LLMGeneratorConfig(Strict):
-    """A model writes each input from a Jinja2 prompt (use cases give the defaults)."""
-
-    type: Literal["llm"]
-    model: str
-    template: Path
-    system: Path | None = None
-    examples: Path | None = Field(None, description="example inputs retrieved as references")
-    rag_k: int = Field(3, ge=0, description="retrieved examples per prompt")
-    few_shot: list[str] = Field(default_factory=list)
-    guidelines: list[str] = Field(default_factory=list)
-    temperature: float = Field(0.2, ge=0, le=2)
-    max_tokens: int = Field(120, ge=1)
-    perturb: bool = Field(True, description="apply the perturbation features after generation")
-    embedder: str = Field("minilm", description="embeds the examples for retrieval")
-    perturbations: dict[str, str] = Field(
-        default_factory=dict, description="perturbation value -> operator name"
-    )
-
-
-class ChatSUTConfig(Strict):
-    """A chat model is the system under test."""
-
-    type: Literal["chat"]
-    model: str
-    system_prompt: str | None = None
-    temperature: float = Field(0.0, ge=0, le=2)
-    max_tokens: int = Field(512, ge=1)
 
 
 class JudgeConfig(Strict):
@@ -97,38 +101,10 @@ class JudgeConfig(Strict):
         return self
 
 
-class PythonComponent(Strict):
-    type: Literal["python"] = "python"
-    target: str
-    options: dict[str, Any] = Field(default_factory=dict)
-
-
-class HttpSUTConfig(Strict):
-    type: Literal["http"]
-    url: str
-    method: Literal["POST", "PUT"] = "POST"
-    body: Any = None
-    answer: str = "$.answer"
-    data: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
-    timeout: float = Field(30.0, gt=0)
-
-
-GeneratorConfig = Annotated[
-    TemplateGeneratorConfig | LLMGeneratorConfig | PythonComponent, Field(discriminator="type")
-]
-SUTConfig = Annotated[HttpSUTConfig | ChatSUTConfig | PythonComponent, Field(discriminator="type")]
-
-
-class FitnessConfig(PythonComponent):
-    objectives: list[str] | None = Field(
-        None, description="scores the search minimises; default: the oracle's thresholds"
-    )
-
-
 class OracleConfig(Strict):
     below: dict[str, float] | None = None
     target: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def one_kind(self) -> OracleConfig:
@@ -160,8 +136,11 @@ class RunConfig(Strict):
     use_case: str | None = None
     features: Path
     algorithm: AlgorithmConfig = Field(default_factory=AlgorithmConfig)
-    generator: GeneratorConfig
-    sut: SUTConfig
+    usecase: dict[str, Any] = Field(
+        default_factory=dict, description="the use case's options (see stellar list usecase)"
+    )
+    generator: Component
+    sut: Component
     fitness: FitnessConfig
     oracle: OracleConfig
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
@@ -195,39 +174,47 @@ def load_config(
     """Read a run configuration (or the built-in default when ``path`` is None).
 
     ``overrides`` are command-line options (None: not given); ``settings`` are ``--set``
-    values, applied last, where None (YAML ``null``) clears a setting.
+    values, applied last, where None (YAML ``null``) clears a setting. Every plugin the
+    configuration names is found and its options checked before this returns.
     """
-    if path is None:
-        data: dict[str, Any] = {"use_case": "navi"}
-        source: Path = Path("<default configuration>")
-        base = Path.cwd()
-    else:
-        source = Path(path)
-        data = _read_yaml(source)
-        base = source.resolve().parent
+    source = Path(path) if path is not None else DEFAULT_RUN
+    data = read_yaml(source)
+    base = source.resolve().parent if path is not None else Path.cwd()
     _resolve_paths(data, base)
     data.setdefault("import_paths", []).append(str(base))
-    use_case: dict[str, Any] = {}
+    _algorithm_sections(data.get("algorithm"))
+    use_case = None
     if data.get("use_case"):
-        use_case = _load_use_case(str(data["use_case"]), base)
-        data = _merge(use_case, data)
+        use_case = load_use_case(str(data["use_case"]), base)
+        defaults = use_case.settings
+        _resolve_paths(defaults, use_case.folder)
+        _algorithm_sections(defaults.get("algorithm"))
+        defaults.setdefault("import_paths", []).append(str(use_case.folder))
+        data = _merge(defaults, data)
     for dotted, value in (overrides or {}).items():
         if value is None:
             continue
         current = data.get(dotted)
         if value == OFFLINE and dotted in ("generator", "sut"):
-            if dotted not in use_case:
+            if use_case is None or dotted not in use_case.settings:
                 raise ConfigError(source, dotted, "no use case gives an offline default")
-            data[dotted] = use_case[dotted]
+            data[dotted] = use_case.settings[dotted]
         elif isinstance(value, dict) and isinstance(current, dict) and _same_type(current, value):
             data[dotted] = {**current, **value}  # another model, same prompts and settings
         else:
             _set_dotted(data, dotted, value, source)
     for dotted, value in (settings or {}).items():
         _set_dotted(data, dotted, value, source)
+    _algorithm_sections(data.get("algorithm"))
     generator = data.get("generator")
     if isinstance(generator, dict) and generator.get("type") == "llm":
         data["generator"] = {**data.get("llm_generator", {}), **generator}
+    given = data.get("usecase") or {}
+    if not isinstance(given, dict):
+        raise ConfigError(source, "usecase", "expected a mapping of use-case options")
+    data["usecase"] = use_case.option_values(given, source) if use_case else given
+    if given and use_case is None:
+        raise ConfigError(source, "usecase", "options are set, but no use_case is named")
     try:
         config = RunConfig.model_validate(data)
         config.objectives  # noqa: B018 - validates that objectives can be named
@@ -240,18 +227,22 @@ def load_config(
     for folder in config.import_paths:
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
+    try:
+        check_plugins(config)
+    except StellarError as exc:
+        raise StellarError(f"{source}: {exc}") from None
     return config
 
 
 def model_names(config: RunConfig) -> list[tuple[str, str]]:
     """(setting, model name) of every model the configuration uses."""
     names = []
-    if config.generator.type == "llm":
-        names.append(("generator.model", config.generator.model))
-    if config.sut.type == "chat":
-        names.append(("sut.model", config.sut.model))
-    elif config.sut.type == "python" and isinstance(config.sut.options.get("llm"), str):
-        names.append(("sut.options.llm", config.sut.options["llm"]))
+    for role in ("generator", "sut"):
+        component: Component = getattr(config, role)
+        for key in MODEL_OPTIONS:
+            value = component.options.get(key)
+            if isinstance(value, str) and is_model_name(value):
+                names.append((f"{role}.{'options.' * (component.type == PYTHON)}{key}", value))
     if config.judge.model:
         names.append(("judge.model", config.judge.model))
     return names
@@ -273,48 +264,19 @@ def sut_setting(text: str) -> dict[str, Any] | str:
     )
 
 
-def use_case_dir(name: str, base: Path) -> Path:
-    """A built-in use case by name, or a folder (relative to ``base``)."""
-    candidate = BUILTIN_USE_CASES / name
-    if re.fullmatch(r"[a-z_]+", name) and (candidate / USE_CASE_FILE).exists():
-        return candidate
-    folder = (base / name).resolve()
-    if not (folder / USE_CASE_FILE).exists():
-        builtin = sorted(
-            p.name for p in BUILTIN_USE_CASES.iterdir() if (p / USE_CASE_FILE).exists()
-        )
-        raise ConfigError(
-            name,
-            "",
-            f"no such use case (built-in: {', '.join(builtin) or 'none'}; "
-            f"or a folder with {USE_CASE_FILE})",
-        )
-    return folder
-
-
-def _load_use_case(name: str, base: Path) -> dict[str, Any]:
-    folder = use_case_dir(name, base)
-    data = _read_yaml(folder / USE_CASE_FILE)
-    _resolve_paths(data, folder)
-    data.setdefault("name", folder.name)
-    data.setdefault("import_paths", []).append(str(folder))
-    return data
-
-
-def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(path, "", "file not found") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise ConfigError(path, "", f"not valid YAML{where}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(path, "", "expected a mapping of settings")
-    return data
+def _algorithm_sections(section: Any) -> None:
+    """Flat algorithm options belong to the named algorithm: move them into its section."""
+    if not isinstance(section, dict):
+        return
+    key = section_key(str(section.get("name") or "stellar"))
+    flat = [k for k, v in section.items() if k not in ("name", "population")]
+    flat = [k for k in flat if not isinstance(section[k], dict)]
+    if flat:
+        own = section.setdefault(key, {})
+        if not isinstance(own, dict):
+            return
+        for k in flat:
+            own[k] = section.pop(k)
 
 
 def _resolve_paths(data: dict[str, Any], base: Path) -> None:

@@ -2,14 +2,13 @@
 
 An experiment directory holds ``experiment.yaml`` (what was asked), ``runs/ALGORITHM-sSEED``
 (one run directory each) and ``report/`` (tables and plots). A run counts as finished when
-its ``summary.json`` gives a budget or the search space as the stop reason; anything else
+its summary gives a budget or the search space as the stop reason; anything else
 (no summary, Ctrl-C, a crash) is deleted and run again, so repeating the command resumes an
 interrupted experiment without redoing finished runs.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Callable, Sequence
@@ -22,15 +21,10 @@ from typing import Any
 import yaml
 
 from stellar.errors import StellarError
+from stellar.rundir import read_summary
+from stellar.termination import StopReason
 
 EXPERIMENT_FILE = "experiment.yaml"
-FINISHED = (
-    "test budget reached",
-    "time budget reached",
-    "money budget reached",
-    "search space exhausted",
-    "discard limit reached",
-)
 
 
 @dataclass
@@ -73,11 +67,9 @@ def prepare(root: Path, plan: Plan) -> None:
 
 
 def finished(run_dir: Path) -> bool:
-    try:
-        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return str(summary.get("stop_reason", "")).startswith(FINISHED)
+    """Whether the run stopped for a reason that needs no redo (a budget, an exhausted space)."""
+    reason = read_summary(run_dir).get("stop_reason", "")
+    return reason in StopReason._value2member_map_ and StopReason(reason).finished
 
 
 def run_one(plan: Plan, algorithm: str, seed: int, run_dir: str, threads: int) -> dict[str, Any]:

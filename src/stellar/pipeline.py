@@ -24,6 +24,7 @@ from stellar.generators import Generator
 from stellar.llm.usage import book_for_test
 from stellar.records import Status, TestInput, TestRecord
 from stellar.suts import SUT, to_response
+from stellar.termination import AnyOf, Progress
 
 
 class DuplicateCheck(Protocol):
@@ -34,18 +35,15 @@ class DuplicateCheck(Protocol):
 class Gate:
     """Decides whether another input may still be sent to the system under test."""
 
-    tests_left: int | None
-    deadline: float | None  # time.monotonic() value
-    stop: asyncio.Event = field(default_factory=asyncio.Event)
-    max_cost: float | None = None  # USD
-    spent: Callable[[], float] = lambda: 0.0
+    budgets: AnyOf = field(default_factory=lambda: AnyOf([]))
+    progress: Progress = field(default_factory=Progress)
+    tests_left: int | None = field(init=False)  # the test budget, handed out in candidate order
+
+    def __post_init__(self) -> None:
+        self.tests_left = self.budgets.tests_left(self.progress)
 
     def open(self) -> bool:
-        if self.stop.is_set():
-            return False
-        if self.max_cost is not None and self.spent() >= self.max_cost:
-            return False
-        return self.deadline is None or time.monotonic() < self.deadline
+        return self.budgets.check(self.progress, between_tests=True) is None
 
 
 @dataclass

@@ -10,8 +10,8 @@ import pytest
 
 from stellar.archive import open_run
 from stellar.config import load_config
-from stellar.llm.client import LLMSettings, Models
-from stellar.llm.models import EndpointSettings
+from stellar.llm.client import Models
+from stellar.llm.models import EndpointSettings, LLMSettings
 from stellar.llm.stub_server import StubLLMServer, default_responder
 from stellar.records import Status
 from stellar.run import Run

@@ -11,7 +11,6 @@ caller that needs several metrics reads each archive once.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +18,7 @@ from typing import Any
 
 from stellar.archive import open_run
 from stellar.records import TestRecord
-
-SUMMARY_NAME = "summary.json"  # written by stellar.run; not imported to keep this module light
+from stellar.rundir import read_summary
 
 
 @dataclass
@@ -81,9 +79,7 @@ def load_run(run_dir: str | Path) -> RunData:
     with open_run(run_dir) as archive:
         records = list(archive.records())
         meta = archive.meta()
-    path = run_dir / SUMMARY_NAME
-    summary = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    summary = summary or meta.get("summary") or {}
+    summary = read_summary(run_dir) or meta.get("summary") or {}
     return RunData(run_dir, records, meta, summary)
 
 

@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from pydantic import BaseModel, ConfigDict, Field
 
 from stellar.errors import StellarError
 from stellar.features import KINDS, Candidate, FeatureSpace, load_feature_space
 from stellar.llm.base import ChatModel, Message, PlannedCall, messages_tokens
 from stellar.records import TestInput
 from stellar.text.cleaning import clean_generation, is_refusal
-from stellar.text.perturbations import PERTURBATIONS, Perturbation
+from stellar.text.perturbations import Perturbation, perturbation
 from stellar.text.retrieval import ExampleIndex
 
 __all__ = ["LLMGenerator", "render_prompt"]
@@ -33,13 +34,31 @@ OUTPUT_TOKENS = 40  # a typical generated utterance, for cost estimates
 
 
 class LLMGenerator:
-    """Turns a candidate into a test input with a chat model; see the module docstring.
+    """A chat model writes each input from a Jinja2 prompt (use cases give the defaults).
 
     ``features`` (a space or its file) tells each feature's kind; without it ``kinds`` maps
     names to kinds and other features count as content. A perturbation value names an
     operator of :data:`~stellar.text.perturbations.PERTURBATIONS` via ``perturbations`` or,
     by default, with spaces turned into underscores ("delete words" -> ``delete_words``).
     """
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        model: str = Field(description="the model, e.g. openai:gpt-4o-mini")
+        template: Path = Field(description="Jinja2 template of the user message")
+        system: Path | None = Field(None, description="Jinja2 template of the system message")
+        examples: Path | None = Field(None, description="example inputs retrieved as references")
+        rag_k: int = Field(3, ge=0, description="retrieved examples per prompt")
+        few_shot: list[str] = Field(default_factory=list)
+        guidelines: list[str] = Field(default_factory=list)
+        temperature: float = Field(0.2, ge=0, le=2)
+        max_tokens: int = Field(120, ge=1)
+        perturb: bool = Field(True, description="apply the perturbation features afterwards")
+        embedder: str = Field("minilm", description="embeds the examples for retrieval")
+        perturbations: dict[str, str] = Field(
+            default_factory=dict, description="perturbation value -> operator name"
+        )
 
     def __init__(
         self,
@@ -150,11 +169,10 @@ class LLMGenerator:
         """The perturbation operator a perturbation feature's value names."""
         name = self.perturbations.get(str(value), str(value).strip().lower().replace(" ", "_"))
         try:
-            return PERTURBATIONS[name.replace("-", "_")]
-        except KeyError:
-            known = ", ".join(sorted(PERTURBATIONS))
+            return perturbation(name.replace("-", "_"))
+        except ValueError as exc:
             raise StellarError(
-                f"llm generator: perturbation {value!r} names no operator (known: {known}); "
+                f"llm generator: perturbation {value!r} names no operator ({exc}); "
                 "map it with the 'perturbations' option"
             ) from None
 

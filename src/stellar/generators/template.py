@@ -5,13 +5,20 @@ from __future__ import annotations
 import random
 import string
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from stellar.errors import StellarError
 from stellar.features import Candidate
 from stellar.records import TestInput
 
 
 class TemplateGenerator:
-    """Picks one of ``templates`` at random and fills ``{feature}`` fields with the values."""
+    """Format strings: one of ``templates`` at random, ``{feature}`` fields filled in."""
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        templates: list[str] = Field(min_length=1, description='e.g. "Find a {cuisine} place"')
 
     def __init__(self, templates: str | list[str]) -> None:
         self.templates = [templates] if isinstance(templates, str) else list(templates)

@@ -21,12 +21,18 @@ from typing import Any
 
 import openai
 from aiolimiter import AsyncLimiter
-from pydantic import BaseModel, ConfigDict, Field
 
 from stellar.errors import ModelAccessError, ModelError, StellarError
 from stellar.llm.base import Completion, Message, messages_tokens
 from stellar.llm.cache import ResponseCache, default_cache_path, request_key
-from stellar.llm.models import Endpoint, EndpointSettings, ModelSpec, parse_model, resolve_endpoint
+from stellar.llm.models import (
+    Endpoint,
+    EndpointSettings,
+    LLMSettings,
+    ModelSpec,
+    parse_model,
+    resolve_endpoint,
+)
 from stellar.llm.usage import PriceTable, record_call
 
 log = logging.getLogger(__name__)
@@ -44,21 +50,6 @@ class Spend:
 
 
 _jitter = random.Random()  # timing only: never affects what a run generates
-
-
-class LLMSettings(BaseModel):
-    """The ``llm`` section of a run configuration."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    cache: bool = Field(True, description="reuse answers to identical requests")
-    cache_path: str | None = Field(None, description="default: ~/.cache/stellar/")
-    endpoints: dict[str, EndpointSettings] = Field(
-        default_factory=dict, description="by provider name or base URL"
-    )
-    prices: dict[str, tuple[float, float]] = Field(
-        default_factory=dict, description="USD per million tokens: [input, output]"
-    )
 
 
 class EndpointClient:

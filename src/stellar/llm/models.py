@@ -33,6 +33,21 @@ class EndpointSettings(BaseModel):
     max_backoff: float = Field(60.0, gt=0, description="longest delay between retries")
 
 
+class LLMSettings(BaseModel):
+    """The ``llm`` section of a run configuration."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cache: bool = Field(True, description="reuse answers to identical requests")
+    cache_path: str | None = Field(None, description="default: ~/.cache/stellar/")
+    endpoints: dict[str, EndpointSettings] = Field(
+        default_factory=dict, description="by provider name or base URL"
+    )
+    prices: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, description="USD per million tokens: [input, output]"
+    )
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """A parsed model name: provider, model (Azure: deployment) and the endpoint's base URL."""

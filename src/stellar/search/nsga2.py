@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from types import SimpleNamespace
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 from pymoo.algorithms.moo.nsga2 import NSGA2
 from pymoo.core.crossover import Crossover
 from pymoo.core.evaluator import Evaluator
@@ -105,7 +106,16 @@ class ValidSampling(Sampling):
 
 
 class StellarSearch:
-    """NSGA-II over a feature space, one or several objectives, minimised."""
+    """NSGA-II over the feature space (the paper's STELLAR search), objectives minimised."""
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        population: int = Field(20, ge=2, description="population size k")
+        crossover: float = Field(0.7, ge=0, le=1, description="crossover probability thX")
+        mutation: float = Field(0.07, ge=0, le=1, description="per-feature mutation probability")
+        eta_crossover: float = Field(15.0, gt=0, description="SBX distribution index")
+        eta_mutation: float = Field(20.0, gt=0, description="polynomial mutation index")
 
     name = "stellar"
 

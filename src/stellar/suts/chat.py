@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from stellar.llm.base import ChatModel, Message, PlannedCall, estimate_tokens
 from stellar.records import Response
 
@@ -12,7 +14,15 @@ TYPICAL_ANSWER_TOKENS = 150
 
 
 class ChatSUT:
-    """Sends each input as the user's message, after an optional system prompt."""
+    """A chat model: each input is the user's message, after an optional system prompt."""
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        model: str = Field(description="the model, e.g. openai:gpt-4o-mini")
+        system_prompt: str | None = None
+        temperature: float = Field(0.0, ge=0, le=2)
+        max_tokens: int = Field(512, ge=1)
 
     def __init__(
         self,

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from jsonpath_ng.exceptions import JsonPathParserError
 from jsonpath_ng.ext import parse as parse_jsonpath
+from pydantic import BaseModel, ConfigDict, Field
 
 from stellar.errors import StellarError
 from stellar.records import Response
@@ -54,7 +55,20 @@ def _compile(path: str, what: str):
 
 
 class HttpSUT:
-    """POSTs (or PUTs) a JSON body per test and reads the answer from the JSON reply."""
+    """An HTTP endpoint: a JSON body per test, the answer read from the JSON reply."""
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        url: str = Field(description="http(s) URL of the endpoint")
+        method: Literal["POST", "PUT"] = "POST"
+        body: Any = Field(None, description='JSON body; "{{input}}" is replaced by the input')
+        answer: str = Field("$.answer", description="JSONPath of the answer text")
+        data: str | None = Field(None, description="JSONPath of structured data (optional)")
+        headers: dict[str, str] = Field(
+            default_factory=dict, description="${VAR} is read from the environment"
+        )
+        timeout: float = Field(30.0, gt=0, description="seconds per request")
 
     def __init__(
         self,

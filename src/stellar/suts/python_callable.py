@@ -19,7 +19,7 @@ def to_response(result: Any) -> Response:
         return Response(text=result)
     if isinstance(result, dict) and ("text" in result or "answer" in result):
         text = result.get("text", result.get("answer"))
-        return Response(text=str(text), data=result.get("data", result.get("pois")))
+        return Response(text=str(text), data=result.get("data"))
     raise TypeError(
         f"the system under test returned {type(result).__name__}; "
         "expected str, Response, or a dict with 'text' and optional 'data'"

@@ -17,18 +17,20 @@ import importlib
 import os
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
+
+from stellar.errors import StellarError
+from stellar.registry import is_dotted, resolve
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 __all__ = [
-    "EMBEDDER_NAMES",
     "Embedder",
     "HashingEmbedder",
     "MiniLMEmbedder",
@@ -236,29 +238,24 @@ class HashingEmbedder:
         return features or [_EMPTY_FEATURE]
 
 
-# --------------------------------------------------------------------------- registry
-
-_FACTORIES: dict[str, Callable[[], Any]] = {
-    "minilm": MiniLMEmbedder,
-    "hashing": HashingEmbedder,
-}
-EMBEDDER_NAMES: tuple[str, ...] = tuple(_FACTORIES)
+# --------------------------------------------------------------------------- by name
 
 _instances: dict[str, Embedder] = {}
 _instances_lock = threading.Lock()
 
 
 def get_embedder(name: str = "minilm") -> Embedder:
-    """Return the process-wide shared embedder called ``name`` ("minilm" or "hashing").
+    """The process-wide shared embedder called ``name`` (a registered embedder or a dotted path).
 
     Instances are created once per name, so the MiniLM model loads at most once per
     process. Raises ValueError for an unknown name.
     """
-    key = name.strip().lower()
-    if key not in _FACTORIES:
-        valid = ", ".join(repr(n) for n in EMBEDDER_NAMES)
-        raise ValueError(f"Unknown embedder {name!r}; valid names: {valid}")
+    key = name.strip().lower() if not is_dotted(name) else name.strip()
+    try:
+        factory = resolve("embedder", key).load()
+    except StellarError as exc:
+        raise ValueError(str(exc)) from None
     with _instances_lock:
         if key not in _instances:
-            _instances[key] = _FACTORIES[key]()
+            _instances[key] = factory()
         return _instances[key]

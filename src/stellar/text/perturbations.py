@@ -50,6 +50,8 @@ from itertools import groupby
 from numbers import Real
 from pathlib import Path
 
+from stellar.registry import plugins
+
 __all__ = [
     "FILLERS",
     "FUNCTION_WORDS",
@@ -69,6 +71,7 @@ __all__ = [
     "identity",
     "leetspeak",
     "perturb",
+    "perturbation",
     "swap_chars",
     "typos",
 ]
@@ -441,16 +444,20 @@ PERTURBATIONS: dict[str, Perturbation] = {
 """Perturbation name -> operator."""
 
 
+def perturbation(name: str) -> Perturbation:
+    """The operator called ``name``: a built-in or one registered as ``stellar.perturbation``."""
+    registered = plugins("perturbation")
+    if name not in registered:
+        raise ValueError(f"unknown perturbation {name!r}; known: {', '.join(registered)}")
+    return registered[name].load()
+
+
 def perturb(name: str, text: str, seed_or_rng: int | random.Random, p: float | None = None) -> str:
     """Apply the perturbation ``name`` to ``text``.
 
     ``seed_or_rng`` is a ``random.Random`` or a seed for a fresh one; ``p=None`` uses the
     operator's default probability. Raises ``ValueError`` for an unknown name.
     """
-    try:
-        operator = PERTURBATIONS[name]
-    except KeyError:
-        known = ", ".join(sorted(PERTURBATIONS))
-        raise ValueError(f"unknown perturbation {name!r}; known: {known}") from None
+    operator = perturbation(name)
     rng = seed_or_rng if isinstance(seed_or_rng, random.Random) else random.Random(seed_or_rng)
     return operator(text, rng) if p is None else operator(text, rng, p)

@@ -4,7 +4,7 @@ Nothing is sent. Components that call models say which calls they make for a can
 (``planned_calls``); prompts are rendered for a sample of random candidates and measured at
 about four characters per token. Generation is also paid for inputs that are then discarded
 as duplicates or invalid, assumed to be ``DISCARD_SHARE`` of all generated inputs (the
-built-in navigation use case discards about 28%). Retries and judge repair calls are not
+built-in use case discards about 28%). Retries and judge repair calls are not
 included, so the real numbers can be somewhat higher.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from stellar.assembly import build_components
 from stellar.config import RunConfig
 from stellar.llm.base import PlannedCall
 
@@ -44,8 +45,6 @@ class Estimate:
 
 
 def estimate_run(config: RunConfig) -> Estimate:
-    from stellar.run import build_components
-
     parts = build_components(config, check_keys=False)
     rng = random.Random(config.seed)
     candidates = [parts.space.candidate(parts.space.random_values(rng)) for _ in range(SAMPLE)]

@@ -1,0 +1,117 @@
+"""Build a run's typed components from a checked configuration, through the plugin registry."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+from stellar.config import MODEL_OPTIONS, Component, RunConfig
+from stellar.errors import StellarError
+from stellar.features import FeatureSpace, load_feature_space
+from stellar.fitness import Fitness, Oracle, ThresholdOracle, as_fitness
+from stellar.generators import Generator, as_generator
+from stellar.llm.client import Models
+from stellar.plugin_check import check_algorithm
+from stellar.registry import Plugin, accepts, resolve
+from stellar.search import Algorithm, make_algorithm
+from stellar.suts import SUT, PythonSUT
+from stellar.text.duplicates import DuplicateFilter
+from stellar.text.embeddings import get_embedder
+
+
+@dataclass
+class Components:
+    """Everything a run needs, built from a configuration."""
+
+    space: FeatureSpace
+    algorithm: Algorithm
+    models: Models
+    generator: Generator
+    sut: SUT
+    fitness: Fitness
+    oracle: Oracle
+    duplicates: DuplicateFilter | None
+
+
+def build_components(cfg: RunConfig, check_keys: bool = True) -> Components:
+    """Build every component; ``check_keys=False`` (dry runs) needs no API keys."""
+    space = load_feature_space(cfg.features)
+    models = Models(cfg.llm, check_keys=check_keys)
+    return Components(
+        space,
+        build_algorithm(cfg, space, cfg.algorithm.name),
+        models,
+        as_generator(_build(cfg.generator, "generator", models, {"features": space})),
+        build_sut(cfg, models),
+        build_fitness(cfg, models),
+        build_oracle(cfg),
+        build_duplicates(cfg),
+    )
+
+
+def build_algorithm(cfg: RunConfig, space: FeatureSpace, name: str) -> Algorithm:
+    """The algorithm ``name`` with its options from the configuration."""
+    check_algorithm(cfg, name)
+    return make_algorithm(name, space, len(cfg.objectives), cfg.seed, **cfg.algorithm.options(name))
+
+
+def build_sut(cfg: RunConfig, models: Models) -> SUT:
+    target = _build(cfg.sut, "sut", models, {})
+    if hasattr(target, "query"):
+        return target
+    return PythonSUT(target, workers=cfg.concurrency)
+
+
+def build_fitness(cfg: RunConfig, models: Models) -> Fitness:
+    plugin = resolve("fitness", cfg.fitness.target, "judge")
+    runtime: dict[str, Any] = {}
+    if cfg.judge.model:
+        from stellar.fitness.judges import JudgeModel
+
+        runtime["judge"] = JudgeModel(
+            model=models.client(cfg.judge.model, "judge", "judge.model"),
+            **cfg.judge.model_dump(exclude={"model"}),
+        )
+    return as_fitness(instantiate(plugin, cfg.fitness.options, runtime))
+
+
+def build_oracle(cfg: RunConfig) -> Oracle:
+    if cfg.oracle.below is not None:
+        return ThresholdOracle(cfg.oracle.below)
+    oracle = instantiate(resolve("oracle", cfg.oracle.target or ""), cfg.oracle.options, {})
+    if not callable(oracle):
+        raise StellarError(f"oracle {cfg.oracle.target!r} is not callable")
+    return oracle
+
+
+def build_duplicates(cfg: RunConfig) -> DuplicateFilter | None:
+    if cfg.duplicates.embedder == "none":
+        return None
+    return DuplicateFilter(get_embedder(cfg.duplicates.embedder), cfg.duplicates.threshold)
+
+
+def _build(component: Component, role: str, models: Models, runtime: dict[str, Any]) -> Any:
+    """A generator or SUT; an option naming a model is handed over as a ready client."""
+    options = dict(component.options)
+    for key in MODEL_OPTIONS:
+        if isinstance(options.get(key), str):
+            where = f"{role}.{'options.' * (component.type == 'python')}{key}"
+            options[key] = models.client(options[key], role, where)
+    return instantiate(resolve(role, component.plugin), options, runtime)
+
+
+def instantiate(plugin: Plugin, options: dict[str, Any], runtime: dict[str, Any]) -> Any:
+    """A class is built with its options and the runtime objects it takes; a function gets
+    its options bound as keyword arguments."""
+    obj = plugin.load()
+    given = {**{k: v for k, v in runtime.items() if accepts(obj, k)}, **options}
+    if inspect.isclass(obj):
+        try:
+            return obj(**given)
+        except TypeError as exc:
+            raise StellarError(f"cannot build {plugin.kind} {plugin.name!r} ({exc})") from None
+    if not given:
+        return obj
+    return functools.partial(obj, **given)

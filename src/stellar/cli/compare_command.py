@@ -1,0 +1,123 @@
+"""``stellar compare``: every algorithm x seed on one configuration, then the statistics."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.markup import escape
+
+from stellar.cli.options import add_option_flags, duration, settings
+from stellar.cli.output import console, stdout
+from stellar.config import load_config
+from stellar.errors import StellarError
+
+HELP = """\
+Run every algorithm with every seed on one configuration, then compare them: unique failures,
+failure ratio, diversity (share of failure clusters each run hits), Mann-Whitney U and
+Vargha-Delaney A12 for every pair, per-feature failure rates, and the failure types.
+
+Each run goes to DIR/runs/ALGORITHM-sSEED; tables (CSV) and plots (PNG, SVG) to DIR/report.
+Running the same command again skips finished runs, so an interrupted experiment resumes.
+Options of one algorithm go in its own section: --set algorithm.stellar.mutation=0.1
+
+example:
+  stellar compare --algorithms stellar,random,twise --seeds 10 --tests 300
+"""
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    compare = commands.add_parser(
+        "compare",
+        help="run several algorithms over several seeds and compare them",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    compare.add_argument("config", nargs="?", metavar="CONFIG", help="run configuration (YAML)")
+    compare.add_argument(
+        "--algorithms",
+        default="stellar,random,twise",
+        help="comma-separated: stellar, random, twise, astral (default: stellar,random,twise)",
+    )
+    compare.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default 10)")
+    compare.add_argument("--tests", type=int, help="test budget of every run")
+    compare.add_argument("--time", type=duration, help="time budget of every run: 90s, 15m")
+    compare.add_argument(
+        "--dir",
+        type=Path,
+        help="experiment directory (default: experiments/NAME); the same one resumes",
+    )
+    compare.add_argument(
+        "--parallel", type=int, default=2, help="runs at the same time (default 2)"
+    )
+    compare.add_argument("--population", type=int, help="population size k")
+    compare.add_argument(
+        "--embedder", default="minilm", help="embedder for diversity: minilm (default) or hashing"
+    )
+    compare.add_argument(
+        "--repeats", type=int, default=10, help="clusterings with different seeds (default 10)"
+    )
+    add_option_flags(compare)
+    compare.set_defaults(handler=cmd_compare)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from stellar.analysis.report import experiment_report
+    from stellar.assembly import build_algorithm
+    from stellar.experiment import Plan, execute, finished, prepare
+    from stellar.features import load_feature_space
+
+    algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
+    if not algorithms or args.seeds < 1 or args.parallel < 1:
+        raise StellarError("compare needs at least one algorithm, one seed and --parallel >= 1")
+    overrides = {"algorithm.population": args.population} if args.population else {}
+    values = settings(args)
+    config_path = str(Path(args.config).resolve()) if args.config else None
+    config = load_config(config_path, overrides, values)  # mistakes show now, not in workers
+    space = load_feature_space(config.features)
+    for algorithm in algorithms:  # unknown names and bad options fail before any run
+        build_algorithm(config, space, algorithm)
+    plan = Plan(
+        config_path,
+        algorithms,
+        list(range(args.seeds)),
+        args.tests or config.budget.tests,
+        args.time,
+        overrides,
+        values,
+    )
+    root = args.dir or Path("experiments") / config.name
+    prepare(root, plan)
+    total = len(algorithms) * args.seeds
+    console.print(
+        f"[bold]stellar compare[/] {config.name}: {', '.join(algorithms)} x {args.seeds} seeds, "
+        f"{plan.tests} tests each, {args.parallel} in parallel, in {escape(str(root))}"
+    )
+
+    def done(algorithm: str, seed: int, summary: dict | None, error: str | None) -> None:
+        if error:
+            console.print(f"[red]{algorithm} seed {seed} failed:[/] {escape(error)}")
+        else:
+            console.print(
+                f"{algorithm} seed {seed}: {summary['failures']} failures in "
+                f"{summary['tests']} tests ({summary['failure_ratio']:.1%}), "
+                f"{summary['elapsed']:.0f} s"
+            )
+
+    try:
+        runs, skipped = execute(root, plan, args.parallel, done)
+    except KeyboardInterrupt:
+        console.print("[yellow]Interrupted.[/] Run the same command again to resume.")
+        return 130
+    if skipped:
+        console.print(f"skipped {skipped} of {total} runs: already finished")
+    incomplete = [d for dirs in runs.values() for d in dirs if not finished(d)]
+    if incomplete:
+        raise StellarError(
+            f"{len(incomplete)} runs did not finish (see above); run the command again"
+        )
+    console.print("analysing (embedding failures, clustering) ...")
+    report = experiment_report(runs, root / "report", embedder=args.embedder, repeats=args.repeats)
+    stdout().print(report.to_rich_table())
+    console.print(f"tables and plots: {escape(str(root / 'report'))}")
+    return 0

@@ -1,0 +1,120 @@
+"""What the command line prints: progress, the failures table, the summary, the dry run."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from stellar.archive import open_run
+from stellar.estimate import DISCARD_SHARE, Estimate
+from stellar.summary import RunSummary
+
+console = Console(stderr=True, highlight=False, soft_wrap=True)  # messages and progress
+
+
+def stdout() -> Console:
+    """Results go to standard output."""
+    return Console(highlight=False, soft_wrap=True)
+
+
+def progress_bar(quiet: bool) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("failures {task.fields[failures]} ({task.fields[ratio]:.1%})"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=quiet,
+        transient=False,
+    )
+
+
+def print_summary(summary: RunSummary, show: int) -> None:
+    out = stdout()
+    if show and summary.failures:
+        with open_run(summary.run_dir) as archive:
+            failures = list(archive.records(failures_only=True))
+        failures.sort(key=lambda r: min(r.scores.values(), default=1.0))
+        table = Table(
+            title=f"Failures found (lowest scores first, {min(show, len(failures))} "
+            f"of {len(failures)})",
+            show_lines=True,
+        )
+        for column in ("input", "answer", "scores"):
+            table.add_column(column, overflow="fold")
+        for record in failures[:show]:
+            scores = ", ".join(f"{k} {v:.2f}" for k, v in record.scores.items())
+            table.add_row(
+                escape(record.input_text or ""),
+                escape(clip(record.response_text or "", 300)),
+                scores,
+            )
+        out.print(table)
+    s = summary
+    out.print(
+        f"\n[bold]Stopped:[/] {escape(s.stop_message or s.stop_reason)}\n"
+        f"tests {s.tests}  failures {s.failures}  ratio {s.failure_ratio:.1%}  "
+        f"duplicates {s.duplicates}  invalid {s.invalid}  "
+        f"errors {s.sut_errors} sut / {s.judge_errors} judge  excluded {s.excluded}  "
+        f"time {s.elapsed:.1f} s\n{usage_line(s)}results: {escape(s.run_dir)}  "
+        f"(export with: stellar export {escape(s.run_dir)})"
+    )
+
+
+def usage_line(summary: RunSummary) -> str:
+    """Model calls, tokens and cost per role; empty for an offline run."""
+    if not summary.usage:
+        return ""
+    parts = []
+    for role, u in summary.usage.items():
+        cached = f", {u.get('cached', 0):.0f} cached" if u.get("cached") else ""
+        errors = f", {u.get('errors', 0):.0f} failed" if u.get("errors") else ""
+        parts.append(
+            f"{role} {u.get('calls', 0):.0f} calls{cached}{errors} "
+            f"({u.get('input_tokens', 0):,.0f} in / {u.get('output_tokens', 0):,.0f} out)"
+        )
+    unknown = (
+        f" (no price for {', '.join(summary.unpriced)}: add llm.prices)" if summary.unpriced else ""
+    )
+    return f"model calls: {'; '.join(parts)}  cost ${summary.cost:.4f}{unknown}\n"
+
+
+def print_estimate(estimate: Estimate, name: str) -> None:
+    out = stdout()
+    unit = f"per {estimate.tests} tests" if estimate.assumed_tests else f"{estimate.tests} tests"
+    if not estimate.rows:
+        out.print(f"{name}: no model is configured; the run makes no model calls and costs $0.")
+        return
+    table = Table(title=f"Dry run of {name}: estimated model use for {unit}")
+    table.add_column("role")
+    table.add_column("model", no_wrap=True)
+    for column in ("calls", "tokens in", "tokens out", "USD"):
+        table.add_column(column, justify="right")
+    for row in estimate.rows:
+        cost = "no price" if row.cost is None else f"{row.cost:.4f}"
+        table.add_row(
+            row.role,
+            escape(row.model),
+            f"{row.calls:,.0f}",
+            f"{row.input_tokens:,.0f}",
+            f"{row.output_tokens:,.0f}",
+            cost,
+        )
+    out.print(table)
+    total = estimate.cost
+    out.print(
+        (
+            "total cost: unknown (add prices under llm.prices)"
+            if total is None
+            else f"total cost: about ${total:.4f}"
+        )
+        + f"\nassumes ~4 characters per token and {DISCARD_SHARE:.0%} of generated inputs "
+        "discarded; retries, judge repairs and cached answers are not counted"
+    )
+
+
+def clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -1,0 +1,157 @@
+"""``stellar run``: one search, with a progress bar and a table of the failures found."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+
+from rich.markup import escape
+
+from stellar.cli.options import add_option_flags, duration, model_choice, settings, sut_choice
+from stellar.cli.output import console, print_estimate, print_summary, progress_bar
+from stellar.config import OFFLINE, load_config
+from stellar.estimate import estimate_run
+from stellar.records import TestRecord
+from stellar.run import Run
+from stellar.summary import RunSummary
+from stellar.termination import StopReason
+
+HELP = """\
+Search the input space of an LLM application for inputs on which it fails.
+
+With no CONFIG, runs the built-in use case fully offline. CONFIG is a YAML file that selects
+the use case (feature space), algorithm, generator, system under test, fitness and oracle;
+options given here override it. Every test is committed to RUN_DIR/archive.sqlite as it
+completes; Ctrl-C stops cleanly and keeps finished tests.
+
+Models are named provider:model: openai:gpt-4o-mini, azure:DEPLOYMENT, ollama:llama3.1,
+openai-compatible:MODEL@http://host:port/v1. Keys come from environment variables
+(OPENAI_API_KEY, AZURE_OPENAI_API_KEY, or llm.endpoints.*.api_key_env in CONFIG). Answers
+are cached in ~/.cache/stellar/, so a repeated request is never paid for twice.
+
+examples:
+  stellar run                                   built-in use case, offline, 1000 tests
+  stellar run --tests 200 --algorithm random    a random-search baseline
+  stellar run --option pois=multiwoz            a use-case option (stellar list usecase)
+  stellar run --generator openai:gpt-4o-mini --judge openai:gpt-4o-mini --dry-run
+  stellar run --sut http://localhost:8000/query --max-cost 2.50
+"""
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    run = commands.add_parser(
+        "run",
+        help="search for failure-inducing inputs",
+        description=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("config", nargs="?", metavar="CONFIG", help="run configuration (YAML)")
+    run.add_argument(
+        "--algorithm", help="stellar (NSGA-II, default), random, twise, astral, or module:Class"
+    )
+    run.add_argument("--seed", type=int, help="seed for every random choice of the run")
+    run.add_argument("--tests", type=int, help="stop after this many inputs sent to the SUT")
+    run.add_argument("--time", type=duration, help="stop after this wall time: 90s, 15m, 2h")
+    run.add_argument("--population", type=int, help="population size k (tests per generation)")
+    run.add_argument("--concurrency", type=int, help="tests run at the same time")
+    run.add_argument("--out", help="folder for run directories (default: runs)")
+    run.add_argument(
+        "--generator",
+        metavar="MODEL",
+        help="a model writes the inputs (the use case's prompt); 'offline': the use case's own",
+    )
+    run.add_argument(
+        "--sut",
+        metavar="TARGET",
+        help="system under test: a model, an http(s) URL (JSON {'text': input} in, "
+        "'answer' out), module:function, or 'offline' (the use case's own)",
+    )
+    run.add_argument(
+        "--judge", metavar="MODEL", help="an LLM judge scores the answers; 'offline': rules"
+    )
+    run.add_argument(
+        "--max-cost", type=float, metavar="USD", help="stop when model calls have cost this much"
+    )
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="estimate model calls, tokens and cost of the budget; send nothing",
+    )
+    run.add_argument("--no-cache", action="store_true", help="do not reuse cached model answers")
+    add_option_flags(run)
+    run.add_argument(
+        "--show", type=int, default=10, metavar="N", help="failures to list at the end (default 10)"
+    )
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--fail-on-failures",
+        action="store_true",
+        help="exit with code 1 when failures were found (for CI pipelines)",
+    )
+    run.set_defaults(handler=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    overrides = {
+        "algorithm.name": args.algorithm,
+        "seed": args.seed,
+        "budget.tests": args.tests,
+        "budget.time": args.time,
+        "algorithm.population": args.population,
+        "concurrency": args.concurrency,
+        "out": args.out,
+        "generator": model_choice(args.generator, "generator"),
+        "sut": sut_choice(args.sut),
+        "judge.model": "" if args.judge == OFFLINE else args.judge,
+        "budget.cost": args.max_cost,
+        "llm.cache": False if args.no_cache else None,
+    }
+    config = load_config(args.config, overrides, settings(args))
+    if args.dry_run:
+        print_estimate(estimate_run(config), config.name)
+        return 0
+    progress = progress_bar(args.quiet)
+    task = progress.add_task("testing", total=config.budget.tests, failures=0, ratio=0.0)
+
+    def update(record: TestRecord, summary: RunSummary) -> None:
+        progress.update(
+            task, completed=summary.tests, failures=summary.failures, ratio=summary.failure_ratio
+        )
+
+    run = Run(config, on_record=update)
+    console.print(
+        f"[bold]stellar[/] {config.name}: algorithm {config.algorithm.name}, "
+        f"seed {config.seed}, run directory {escape(str(run.run_dir))}"
+    )
+    with progress:
+        summary = asyncio.run(execute(run))
+    print_summary(summary, args.show)
+    if summary.error:
+        print(f"stellar: error: {summary.error}", file=sys.stderr)
+        return 2
+    return 1 if args.fail_on_failures and summary.failures else 0
+
+
+async def execute(run: Run) -> RunSummary:
+    """Run with Ctrl-C handling: the first stops after the tests in flight, the second aborts."""
+    loop = asyncio.get_running_loop()
+    main_task = asyncio.current_task()
+
+    def on_sigint() -> None:
+        if run.stop.event.is_set() and main_task is not None:
+            run.stop.stop = None
+            run.request_stop(StopReason.ABORTED, "aborted (Ctrl-C twice)")
+            main_task.cancel()  # do not wait for tests in flight
+        else:
+            console.print("[yellow]Stopping after the tests in flight (Ctrl-C again to abort).[/]")
+            run.request_stop(StopReason.INTERRUPTED, "interrupted (Ctrl-C)")
+
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    try:
+        return await run.execute()
+    except asyncio.CancelledError:
+        return run.summary
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)

@@ -1,0 +1,91 @@
+"""``stellar list``, ``stellar serve`` and ``stellar export``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from pathlib import Path
+
+from rich.markup import escape
+
+from stellar.archive import export_run
+from stellar.cli.options import setting
+from stellar.cli.output import console, stdout
+from stellar.registry import KINDS, describe_options, plugins
+from stellar.usecase import load_use_case, server_factory
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    listing = commands.add_parser(
+        "list",
+        help="list the plugins: algorithms, generators, SUTs, fitness, ... and their options",
+        description="Every registered plugin (built-in or from an installed package) with its "
+        "one-line description and options. Plugins register through the Python entry point "
+        "group stellar.KIND; see docs/plugins.md.",
+    )
+    listing.add_argument("kind", nargs="?", choices=list(KINDS), help="only this kind")
+    listing.set_defaults(handler=cmd_list)
+
+    serve = commands.add_parser(
+        "serve",
+        help="serve a use case's own system under test over HTTP",
+        description="Serve the system under test that a use case ships (e.g. "
+        "`stellar serve navi --port 8000`), for trying the HTTP adapter.",
+    )
+    serve.add_argument("usecase", metavar="USECASE", help="a use case name or folder")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help="a use-case option"
+    )
+    serve.set_defaults(handler=cmd_serve)
+
+    export = commands.add_parser(
+        "export",
+        help="write a run's tests and failures as JSONL and CSV",
+        description="Write tests.jsonl, tests.csv, failures.jsonl and failures.csv.",
+    )
+    export.add_argument("run_dir", metavar="RUN_DIR", type=Path)
+    export.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/export)")
+    export.set_defaults(handler=cmd_export)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    out = stdout()
+    for kind in [args.kind] if args.kind else list(KINDS):
+        out.print(f"[bold]{kind}[/]: {KINDS[kind]}")
+        for name, plugin in plugins(kind).items():
+            if kind == "usecase":
+                use_case = load_use_case(name)
+                out.print(f"  {escape(name)}  {escape(use_case.description)}")
+                for option, decl in use_case.options.items():
+                    default = f"default {decl.get('default')!r}"
+                    about = f" - {decl['description']}" if decl.get("description") else ""
+                    out.print(f"      --option {option}=...  {escape(default + about)}")
+                continue
+            out.print(f"  {escape(name)}  {escape(plugin.description)}  [dim]{plugin.target}[/]")
+            for option, about in describe_options(plugin):
+                out.print(f"      {option}: {escape(about)}")
+        out.print()
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    use_case = load_use_case(args.usecase)
+    given = dict(setting(item, "--option") for item in args.option)
+    options = use_case.option_values(given, "--option")
+    server = server_factory(use_case)(args.host, args.port, **options)
+    host, port = server.server_address[:2]
+    console.print(f"{use_case.name}: serving on http://{host}:{port}/ (Ctrl-C to stop)")
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve_forever()
+    finally:
+        server.server_close()
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    for path in export_run(args.run_dir, args.out):
+        console.print(str(path))
+    return 0

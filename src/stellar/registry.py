@@ -1,0 +1,193 @@
+"""One registry for every kind of plugin: built-ins and third-party ones register the same way.
+
+A plugin is a class, function or module named by a Python entry point in the group
+``stellar.<kind>`` (built-ins are declared in STELLAR's own ``pyproject.toml``), or by a
+dotted path ``package.module:attribute`` written in a configuration. Each plugin's options
+are a pydantic model: the plugin's own ``Options`` class when it declares one, otherwise one
+derived from its signature. Options are validated when the configuration is read, so a
+misspelt option is a one-line error naming the plugin and the option.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from stellar.errors import StellarError
+
+KINDS = {
+    "algorithm": "search algorithms (ask/tell)",
+    "generator": "turn a candidate into a test input",
+    "sut": "systems under test",
+    "fitness": "score an answer (0 bad .. 1 good)",
+    "judge": "LLM judges usable as fitness",
+    "oracle": "turn scores into a verdict",
+    "embedder": "sentence embedders (duplicates, retrieval, diversity)",
+    "perturbation": "text perturbation operators",
+    "usecase": "use cases: a folder with usecase.yaml",
+}
+# Objects the framework hands to a plugin itself; they are never user options.
+RUNTIME = frozenset({"space", "features", "n_objectives", "seed", "judge", "self"})
+# Leading positional arguments of a plugin that is a plain function, by kind.
+CALL_ARGS = {"generator": 2, "sut": 1, "fitness": 3, "judge": 3, "oracle": 1, "perturbation": 2}
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """A registered or dotted-path plugin of one kind."""
+
+    kind: str
+    name: str
+    target: str  # package.module:attribute
+
+    def load(self) -> Any:
+        return _load(self.target, f"{self.kind} {self.name!r}")
+
+    @property
+    def description(self) -> str:
+        doc = inspect.getdoc(self.load()) or ""
+        return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def plugins(kind: str) -> dict[str, Plugin]:
+    """Every plugin of ``kind`` registered through entry points, by name."""
+    if kind not in KINDS:
+        raise StellarError(f"no plugin kind {kind!r} (kinds: {', '.join(KINDS)})")
+    return dict(_registered(kind))
+
+
+@functools.cache
+def _registered(kind: str) -> tuple[tuple[str, Plugin], ...]:
+    found = entry_points(group=f"stellar.{kind}")
+    return tuple(sorted((ep.name, Plugin(kind, ep.name, ep.value)) for ep in found))
+
+
+def is_dotted(name: str) -> bool:
+    return ":" in name or "." in name
+
+
+def resolve(kind: str, name: str, *also: str) -> Plugin:
+    """The plugin called ``name`` (in ``kind`` or the kinds in ``also``), or a dotted path."""
+    for each in (kind, *also):
+        plugin = plugins(each).get(name)
+        if plugin is not None:
+            return plugin
+    if is_dotted(name):
+        return Plugin(kind, name, name)
+    known = sorted({n for each in (kind, *also) for n in plugins(each)})
+    raise StellarError(
+        f"unknown {kind} {name!r} (built-in: {', '.join(known) or 'none'}; "
+        "or package.module:attribute)"
+    )
+
+
+def load(kind: str, name: str) -> Any:
+    """The object behind a plugin name or dotted path."""
+    return resolve(kind, name).load()
+
+
+def _load(path: str, what: str) -> Any:
+    module_name, sep, attr = path.partition(":")
+    if not sep:
+        try:  # a module itself (a use case is a package)
+            return importlib.import_module(path)
+        except ImportError:
+            module_name, _, attr = path.rpartition(".")
+    if not module_name or not attr:
+        raise StellarError(f"{what}: expected 'package.module:attribute'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise StellarError(f"{what}: cannot import {module_name!r} ({exc})") from None
+    try:
+        return functools.reduce(getattr, attr.split("."), module)
+    except AttributeError:
+        raise StellarError(f"{what}: {module_name!r} has no {attr!r}") from None
+
+
+# ------------------------------------------------------------------------------- options
+
+
+def options_model(obj: Any, kind: str) -> type[BaseModel]:
+    """The plugin's ``Options`` model, or one derived from its parameters."""
+    declared = getattr(obj, "Options", None)
+    if inspect.isclass(declared) and issubclass(declared, BaseModel):
+        return declared
+    return _derived_model(obj, kind)
+
+
+def _derived_model(obj: Any, kind: str) -> type[BaseModel]:
+    func = obj.__init__ if inspect.isclass(obj) else obj
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    if inspect.isclass(obj):
+        params = params[1:]  # self
+    elif kind in CALL_ARGS:
+        params = params[CALL_ARGS[kind] :]  # the arguments of each call
+    extra = "allow" if any(p.kind is p.VAR_KEYWORD for p in params) else "forbid"
+    fields: dict[str, Any] = {
+        p.name: (Any, ... if p.default is p.empty else p.default)
+        for p in params
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in RUNTIME
+    }
+    config = ConfigDict(extra=extra, arbitrary_types_allowed=True)
+    return create_model(f"{getattr(obj, '__name__', 'plugin')}Options", __config__=config, **fields)
+
+
+def check_options(plugin: Plugin, options: dict[str, Any], where: str) -> dict[str, Any]:
+    """Validate ``options`` for ``plugin``; returns them with declared defaults filled in.
+
+    Raises a one-line StellarError naming the setting, the plugin and the problem.
+    """
+    obj = plugin.load()
+    model = options_model(obj, plugin.kind)
+    try:
+        validated = model.model_validate(options)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"])
+        at = f"{where}.{key}" if key else where
+        if err["type"] == "extra_forbidden":
+            known = ", ".join(model.model_fields) or "none"
+            message = f"{plugin.kind} {plugin.name!r} has no option {key!r} (options: {known})"
+        elif err["type"] == "missing":
+            message = f"{plugin.kind} {plugin.name!r} needs the option {key!r}"
+        else:
+            message = err["msg"]
+        raise StellarError(f"{at}: {message}") from None
+    if getattr(obj, "Options", None) is model:
+        return validated.model_dump()
+    return dict(options)  # derived models check names only: values pass as given
+
+
+def accepts(obj: Any, name: str) -> bool:
+    """Whether a plugin takes a parameter ``name`` (an option or a runtime object)."""
+    if name in options_model(obj, "").model_fields:
+        return True
+    func = obj.__init__ if inspect.isclass(obj) else obj
+    try:
+        return name in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def describe_options(plugin: Plugin) -> list[tuple[str, str]]:
+    """(option, "default - description") pairs for ``stellar list``."""
+    model = options_model(plugin.load(), plugin.kind)
+    rows = []
+    for name, field in model.model_fields.items():
+        default = (
+            "required"
+            if field.is_required()
+            else f"default {field.get_default(call_default_factory=True)!r}"
+        )
+        rows.append((name, f"{default}{' - ' + field.description if field.description else ''}"))
+    return rows

@@ -1,0 +1,105 @@
+"""Use cases: a folder with ``usecase.yaml`` that declares a run's components and options.
+
+``usecase.yaml`` holds run settings (features, generator, sut, fitness, oracle, ...) that a
+run configuration overrides key by key, plus three keys of its own:
+
+- ``description``: one line for ``stellar list usecase``;
+- ``options``: the use case's own options, ``NAME: {default: ..., description: ...}``; a run
+  sets them under ``usecase:`` (``--option NAME=VALUE``), and every component whose plugin
+  takes a parameter of that name receives the value;
+- ``serve``: ``module:function`` building an HTTP server of the use case's own system under
+  test, ``function(host, port, **options)``, for ``stellar serve USECASE``.
+
+Use cases are found by registered name (entry point group ``stellar.usecase``, naming the
+package that holds ``usecase.yaml``) or as a folder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stellar.errors import ConfigError, StellarError
+from stellar.registry import Plugin, plugins
+
+USE_CASE_FILE = "usecase.yaml"
+DEFAULT_RUN = Path(__file__).parent / "usecases" / "default.yaml"  # `stellar run` alone
+OWN_KEYS = ("description", "options", "serve")
+
+
+@dataclass
+class UseCase:
+    name: str
+    folder: Path
+    settings: dict[str, Any]  # run settings: the defaults a run configuration overrides
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> declaration
+    serve: str | None = None
+    description: str = ""
+
+    def option_values(self, given: dict[str, Any], source: object) -> dict[str, Any]:
+        """The declared defaults updated with ``given``; an undeclared option is an error."""
+        unknown = [name for name in given if name not in self.options]
+        if unknown:
+            known = ", ".join(self.options) or "none"
+            raise ConfigError(
+                source,
+                f"usecase.{unknown[0]}",
+                f"use case {self.name!r} has no such option (options: {known})",
+            )
+        return {name: given.get(name, decl.get("default")) for name, decl in self.options.items()}
+
+
+def find_use_case(name: str, base: Path) -> Path:
+    """The folder of a registered use case, or of a folder path (relative to ``base``)."""
+    registered = plugins("usecase")
+    if name in registered:
+        module = registered[name].load()
+        return Path(next(iter(module.__path__)))
+    folder = (base / name).expanduser().resolve()
+    if not (folder / USE_CASE_FILE).is_file():
+        raise ConfigError(
+            name,
+            "",
+            f"no such use case (built-in: {', '.join(registered) or 'none'}; "
+            f"or a folder with {USE_CASE_FILE})",
+        )
+    return folder
+
+
+def load_use_case(name: str, base: Path = Path.cwd()) -> UseCase:  # noqa: B008
+    folder = find_use_case(name, base)
+    settings = read_yaml(folder / USE_CASE_FILE)
+    options = settings.pop("options", None) or {}
+    if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
+        raise ConfigError(folder / USE_CASE_FILE, "options", "expected NAME: {default: ...}")
+    serve = settings.pop("serve", None)
+    description = str(settings.pop("description", "") or "")
+    settings.setdefault("name", folder.name)
+    return UseCase(settings["name"], folder, settings, options, serve, description)
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """A YAML mapping, with one-line errors."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(path, "", "file not found") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise ConfigError(path, "", f"not valid YAML{where}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(path, "", "expected a mapping of settings")
+    return data
+
+
+def server_factory(use_case: UseCase) -> Any:
+    """The use case's ``serve`` function."""
+    if not use_case.serve:
+        raise StellarError(f"use case {use_case.name!r} ships no system under test to serve")
+    return Plugin("sut", f"{use_case.name} server", use_case.serve).load()
