@@ -71,7 +71,10 @@ def test_options_override_configuration(tmp_path):
         ("use_case: nowhere\n", "nowhere: no such use case"),
         ("use_case: {toy}\nsut: {{type: python, target: 'toy:nothing'}}\n", "has no 'nothing'"),
         ("use_case: [unclosed\n", "not valid YAML at line"),
-        ("use_case: {toy}\nalgorithm: {{population: 1}}\n", "population must be at least 2"),
+        (
+            "use_case: {toy}\nalgorithm: {{population: 1}}\n",
+            "algorithm.population: Input should be greater than or equal to 2",
+        ),
         ("use_case: {toy}\nbudget: 5\n", "budget: Input should be a valid dictionary"),
         ("use_case: {toy}\nimport_paths: 3\n", "import_paths: expected a list"),
     ],

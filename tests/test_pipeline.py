@@ -9,6 +9,7 @@ from stellar.generators import as_generator
 from stellar.pipeline import Gate, Pipeline
 from stellar.records import Response, Status
 from stellar.suts import PythonSUT
+from stellar.termination import AnyOf, StopReason, StopRequest, TestBudget
 
 SPACE = FeatureSpace(
     [
@@ -74,7 +75,7 @@ def make(tmp_path, **kw):
 async def test_every_fault_is_a_recorded_status(tmp_path):
     archive, pipeline = make(tmp_path)
     candidates = [SPACE.candidate({"word": w}) for w in SPACE["word"].values]
-    records = await pipeline.run_generation(0, candidates, Gate(None, None))
+    records = await pipeline.run_generation(0, candidates, Gate())
     by_word = {r.candidate["word"]: r for r in records}
     assert by_word["ok"].status == Status.OK and by_word["ok"].is_failure
     assert by_word["empty"].status == Status.INVALID and by_word["empty"].error == "empty input"
@@ -100,7 +101,7 @@ async def test_generator_fault_is_invalid_and_run_goes_on(tmp_path):
 
     pipeline.generator = as_generator(flaky)
     records = await pipeline.run_generation(
-        0, [SPACE.candidate({"word": w}) for w in ("boom", "ok")], Gate(None, None)
+        0, [SPACE.candidate({"word": w}) for w in ("boom", "ok")], Gate()
     )
     assert records[0].status == Status.INVALID and "model refused" in records[0].error
     assert records[1].status == Status.OK
@@ -117,7 +118,7 @@ async def test_budget_limits_what_reaches_the_sut(tmp_path):
     pipeline.sut = PythonSUT(counting)
     pipeline.duplicates = None
     candidates = [SPACE.candidate({"word": "ok"}) for _ in range(10)]
-    records = await pipeline.run_generation(0, candidates, Gate(tests_left=3, deadline=None))
+    records = await pipeline.run_generation(0, candidates, Gate(AnyOf([TestBudget(3)])))
     assert len(calls) == 3
     assert sum(r is not None for r in records) == 3
 
@@ -139,14 +140,15 @@ async def test_concurrency_is_bounded(tmp_path):
 
     pipeline.sut, pipeline.duplicates = Slow(), None
     candidates = [SPACE.candidate({"word": "ok"}) for _ in range(12)]
-    await pipeline.run_generation(0, candidates, Gate(None, None))
+    await pipeline.run_generation(0, candidates, Gate())
     assert state["max"] == 3
 
 
 async def test_stopped_gate_sends_nothing(tmp_path):
     archive, pipeline = make(tmp_path)
-    gate = Gate(None, None)
-    gate.stop.set()
+    stop = StopRequest()
+    gate = Gate(AnyOf([stop]))
+    stop.request(StopReason.INTERRUPTED)
     records = await pipeline.run_generation(0, [SPACE.candidate({"word": "ok"})], gate)
     assert records == [None]
     assert archive.counts()["ok"] == 0
@@ -156,5 +158,5 @@ async def test_stopped_gate_sends_nothing(tmp_path):
 async def test_scores_outside_unit_interval_are_judge_errors(tmp_path, bad):
     _, pipeline = make(tmp_path)
     pipeline.fitness = as_fitness(lambda c, t, r: bad)
-    [record] = await pipeline.run_generation(0, [SPACE.candidate({"word": "ok"})], Gate(None, None))
+    [record] = await pipeline.run_generation(0, [SPACE.candidate({"word": "ok"})], Gate())
     assert record.status == Status.JUDGE_ERROR

@@ -13,7 +13,9 @@ from toy import failing
 
 from stellar.archive import ARCHIVE_NAME, open_run
 from stellar.records import Status
-from stellar.run import SUMMARY_NAME, Run
+from stellar.run import Run
+from stellar.rundir import SUMMARY_NAME
+from stellar.termination import StopReason
 
 
 def run(config):
@@ -52,7 +54,8 @@ def test_failures_are_what_the_oracle_says(toy_config):
 def test_test_budget_is_exact_and_run_directory_is_complete(toy_config):
     summary = run(toy_config(**{"budget.tests": 47, "algorithm.population": 10}))
     assert summary.tests == 47
-    assert summary.stop_reason == "test budget reached (47 tests)"
+    assert summary.stop_reason == StopReason.TESTS
+    assert summary.stop_message == "test budget reached (47 tests)"
     run_dir = summary.run_dir
     names = set(os.listdir(run_dir))
     assert {"archive.sqlite", "config.yaml", "summary.json"} <= names

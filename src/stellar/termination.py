@@ -69,6 +69,7 @@ class Termination:
 class TestBudget(Termination):
     limit: int
     between_tests = False  # handed out in candidate order by the loop, not by timing
+    __test__ = False  # not a pytest test class
 
     def check(self, progress: Progress) -> Stop | None:
         if progress.tests >= self.limit:

@@ -16,7 +16,8 @@ from stellar.analysis.metrics import (
 )
 from stellar.archive import ARCHIVE_NAME, Archive
 from stellar.records import Status, TestRecord
-from stellar.run import SUMMARY_NAME, Run
+from stellar.run import Run
+from stellar.rundir import SUMMARY_NAME
 
 SIZES = ["small", "large"]  # ordinal: encoded index / 2
 COLORS = ["red", "blue", "green"]  # categorical: encoded index

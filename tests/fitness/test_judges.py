@@ -404,7 +404,7 @@ async def test_unparseable_judge_becomes_a_judge_error_record(tmp_path):
         archive=archive,
     )
     (record,) = await pipeline.run_generation(
-        0, [space.candidate({"word": "hello"})], Gate(1, None)
+        0, [space.candidate({"word": "hello"})], Gate()
     )
     assert record.status == Status.JUDGE_ERROR and "Definitely safe!" in record.error
     assert len(model.calls) == 2 and archive.counts()["failures"] == 0

@@ -8,14 +8,8 @@ import time
 import pytest
 
 from stellar.errors import ConfigError, ModelAccessError, ModelError
-from stellar.llm.client import Models
-from stellar.llm.models import (
-    EndpointSettings,
-    LLMSettings,
-    parse_model,
-    resolve_endpoint,
-    retry_after,
-)
+from stellar.llm.client import Models, retry_after
+from stellar.llm.models import EndpointSettings, LLMSettings, parse_model, resolve_endpoint
 from stellar.llm.stub_server import Fail, Hang, StubLLMServer
 from stellar.llm.usage import PriceTable, book_for_test
 

@@ -41,12 +41,13 @@ def test_generator_and_judge_from_the_command_line_use_the_use_case_prompt():
     config = load_config(
         None, {"generator": {"type": "llm", "model": "ollama:llama3.1"}, "judge.model": "ollama:x"}
     )
-    assert config.generator.type == "llm" and config.generator.temperature == 0.2
-    assert config.generator.template.name == "generator.j2" and config.generator.template.exists()
-    assert config.generator.examples.exists()
+    generator = config.generator.options
+    assert config.generator.type == "llm" and generator["temperature"] == 0.2
+    assert generator["template"].name == "generator.j2" and generator["template"].exists()
+    assert generator["examples"].exists()
     assert config.judge.model == "ollama:x"
     offline = load_config(None, {"generator": "offline", "sut": "offline"})
-    assert offline.generator.type == "python" and offline.sut.type == "python"
+    assert offline.generator.type == "navi" and offline.sut.type == "navi"
 
 
 def test_bad_model_in_configuration_is_a_config_error():
@@ -147,4 +148,5 @@ def test_set_null_clears_a_budget_and_a_new_python_sut_drops_old_options():
         {"sut": {"type": "chat", "model": "ollama:b"}},
         {"sut.system_prompt": "Be brief."},
     )
-    assert chat.sut.model == "ollama:a" and again.sut.system_prompt == "Be brief."
+    assert chat.sut.options["model"] == "ollama:a"
+    assert again.sut.options["system_prompt"] == "Be brief."

@@ -97,7 +97,7 @@ def records_by_trouble(run_dir):
 
 def test_every_fault_is_recorded(stub, tmp_path):
     summary = asyncio.run(Run(config_for(stub, tmp_path)).execute())
-    assert summary.stop_reason == "test budget reached (40 tests)" and summary.error is None
+    assert summary.stop_message == "test budget reached (40 tests)" and summary.error is None
     records, grouped = records_by_trouble(summary.run_dir)
     assert set(grouped) == {"none", "ratelimit", "crash", "hang", "badjson", "empty", "refuse"}
 
@@ -157,7 +157,7 @@ def test_wrong_key_stops_the_run_with_a_clear_error(stub, tmp_path, monkeypatch)
     monkeypatch.setenv(KEY_ENV, "wrong-key")
     summary = asyncio.run(Run(config_for(stub, tmp_path, **{"llm.cache": False})).execute())
     assert "refused the API key (HTTP 401)" in summary.error
-    assert summary.stop_reason.startswith("model error:")
+    assert summary.stop_message.startswith("model error:")
     records, _ = records_by_trouble(summary.run_dir)
     assert records and all("refused the API key" in (r.error or "") for r in records)
     assert all(r.status == Status.INVALID for r in records)  # the generator was refused

@@ -239,7 +239,7 @@ def test_astral_rejects_unknown_cells():
 
 
 def test_make_algorithm_builds_both():
-    twise = make_algorithm("twise", SMALL, 2, 3, population=5, strength=2, crossover=0.7)
+    twise = make_algorithm("twise", SMALL, 2, 3, population=5, strength=2)
     assert isinstance(twise, TwiseSearch) and twise.strength == 2 and len(twise.ask()) == 5
     astral = make_algorithm("astral", SHOP, 1, 0, population=3, cells=["category"], per_cell=2)
     assert isinstance(astral, AstralSearch) and astral.per_cell == 2
@@ -250,11 +250,11 @@ def test_make_algorithm_builds_both():
 def test_whole_run(toy_config, name):
     summary = asyncio.run(Run(toy_config(**{"algorithm.name": name, "budget.tests": 30})).execute())
     assert summary.tests == 30
-    assert summary.stop_reason == "test budget reached (30 tests)"
+    assert summary.stop_message == "test budget reached (30 tests)"
 
 
 def test_astral_run_ends_when_every_cell_is_visited(toy_config):
     """Toy default cells: mood x politeness x color = 72 cells, all valid."""
     summary = asyncio.run(Run(toy_config(**{"algorithm.name": "astral"})).execute())
-    assert summary.stop_reason.startswith("search space exhausted")
+    assert summary.stop_reason == "search space exhausted"
     assert summary.tests + summary.discarded == math.prod([4, 3, 6])

@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 from pymoo.core.problem import Problem
 from strategies import spaces
 
+from stellar.errors import StellarError
 from stellar.features import Feature, FeatureSpace, parse_feature_space
 from stellar.search import make_algorithm
 from stellar.search.nsga2 import ConstraintRepair, MixedCrossover, MixedMutation, StellarSearch
@@ -160,9 +161,11 @@ def test_nsga2_minimises_a_simple_objective():
     assert stellar < rand
 
 
-def test_make_algorithm_by_name_and_path_ignores_foreign_settings():
-    algo = make_algorithm("random", NAVI_LIKE, 1, 0, population=4, crossover=0.7)
+def test_make_algorithm_by_name_and_path_refuses_foreign_options():
+    algo = make_algorithm("random", NAVI_LIKE, 1, 0, population=4)
     assert isinstance(algo, RandomSearch) and len(algo.ask()) == 4
+    with pytest.raises(StellarError, match=r"algorithm 'random' has no option 'crossover'"):
+        make_algorithm("random", NAVI_LIKE, 1, 0, population=4, crossover=0.7)
     algo = make_algorithm("stellar.search.nsga2:StellarSearch", NAVI_LIKE, 2, 0, population=4)
     assert isinstance(algo, StellarSearch)
 
