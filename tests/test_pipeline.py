@@ -7,7 +7,7 @@ from stellar.features import Feature, FeatureSpace
 from stellar.fitness import ThresholdOracle, as_fitness
 from stellar.generators import as_generator
 from stellar.pipeline import Gate, Pipeline
-from stellar.records import Response, Status
+from stellar.records import Evaluation, Response, Status
 from stellar.suts import PythonSUT
 from stellar.termination import AnyOf, StopReason, StopRequest, TestBudget
 
@@ -160,3 +160,14 @@ async def test_scores_outside_unit_interval_are_judge_errors(tmp_path, bad):
     pipeline.fitness = as_fitness(lambda c, t, r: bad)
     [record] = await pipeline.run_generation(0, [SPACE.candidate({"word": "ok"})], Gate())
     assert record.status == Status.JUDGE_ERROR
+
+
+async def test_class_fitness_goes_through_the_same_score_check(tmp_path):
+    class Overconfident:
+        async def evaluate(self, candidate, test_input, response):
+            return Evaluation(scores={"score": 1.5})
+
+    _, pipeline = make(tmp_path)
+    pipeline.fitness = as_fitness(Overconfident())
+    [record] = await pipeline.run_generation(0, [SPACE.candidate({"word": "ok"})], Gate())
+    assert record.status == Status.JUDGE_ERROR and "not a number in [0, 1]" in record.error

@@ -1,6 +1,6 @@
 """Typed run configuration, loaded from YAML and validated with one-line errors.
 
-A run configuration may name a ``use_case`` (a built-in name such as ``navi`` or a folder
+A run configuration may name a ``use_case`` (a registered name or a folder
 holding ``usecase.yaml``); the use case's file gives defaults and the run configuration
 overrides them key by key. Relative paths are resolved against the file they appear in, and
 Python modules next to either file can be named by dotted path (``my_sut:answer``).
@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from stellar.errors import ConfigError, StellarError
 from stellar.llm.models import LLMSettings, is_model_name, parse_model
 from stellar.plugin_check import check_plugins
+from stellar.registry import short_name
 from stellar.usecase import DEFAULT_RUN, load_use_case, read_yaml
 
 OFFLINE = "offline"  # --generator/--sut offline: the use case's own component
@@ -44,13 +45,8 @@ class AlgorithmConfig(BaseModel):
 
     def options(self, name: str | None = None) -> dict[str, Any]:
         """The options of algorithm ``name`` (default: the chosen one)."""
-        section = (self.model_extra or {}).get(section_key(name or self.name)) or {}
+        section = (self.model_extra or {}).get(short_name(name or self.name)) or {}
         return {"population": self.population, **section}
-
-
-def section_key(algorithm: str) -> str:
-    """The section of an algorithm's options: its name, or the class name of a dotted path."""
-    return algorithm.split(":")[-1]
 
 
 class Component(Strict):
@@ -268,7 +264,7 @@ def _algorithm_sections(section: Any) -> None:
     """Flat algorithm options belong to the named algorithm: move them into its section."""
     if not isinstance(section, dict):
         return
-    key = section_key(str(section.get("name") or "stellar"))
+    key = short_name(str(section.get("name") or "stellar"))
     flat = [k for k, v in section.items() if k not in ("name", "population")]
     flat = [k for k in flat if not isinstance(section[k], dict)]
     if flat:

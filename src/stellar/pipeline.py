@@ -19,7 +19,7 @@ from typing import Protocol
 from stellar.archive import Archive
 from stellar.errors import ModelAccessError
 from stellar.features import Candidate
-from stellar.fitness import Fitness, Oracle
+from stellar.fitness import Fitness, Oracle, to_evaluation
 from stellar.generators import Generator
 from stellar.llm.usage import book_for_test
 from stellar.records import Status, TestInput, TestRecord
@@ -172,8 +172,8 @@ class Pipeline:
             return
         began = time.perf_counter()
         try:
-            evaluation = await self.fitness.evaluate(
-                candidate, TestInput(text, record.prompt), response
+            evaluation = to_evaluation(  # the same score check for every fitness
+                await self.fitness.evaluate(candidate, TestInput(text, record.prompt), response)
             )
             record.scores, record.excluded = evaluation.scores, evaluation.excluded
             record.details = evaluation.details

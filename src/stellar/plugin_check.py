@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from stellar.errors import StellarError
-from stellar.registry import Plugin, accepts, check_options, plugins, resolve
+from stellar.registry import Plugin, accepts, check_options, plugins, resolve, short_name
 
 if TYPE_CHECKING:
     from stellar.config import Component, RunConfig
@@ -43,13 +43,9 @@ def check_plugins(config: RunConfig) -> None:
 
 def check_algorithm(config: RunConfig, name: str) -> Plugin:
     """The algorithm ``name`` with its options checked; sections of unknown algorithms fail."""
-    from stellar.config import section_key
-
     plugin = resolve("algorithm", name)
-    known = {*plugins("algorithm"), section_key(name), section_key(config.algorithm.name)}
-    for key, value in (config.algorithm.model_extra or {}).items():
-        if key not in known and not isinstance(value, dict):
-            raise StellarError(f"algorithm.{key}: unknown setting")
+    known = {*plugins("algorithm"), short_name(name), short_name(config.algorithm.name)}
+    for key in config.algorithm.model_extra or {}:
         if key not in known:
             raise StellarError(f"algorithm.{key}: no algorithm {key!r} to take these options")
     check_options(plugin, config.algorithm.options(name), "algorithm")

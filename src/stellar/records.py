@@ -35,7 +35,7 @@ class Response:
     """What the system under test gave back."""
 
     text: str
-    data: Any = None  # structured data, e.g. the POIs a navigation assistant returned
+    data: Any = None  # structured data, e.g. the records a retrieval system returned
     error: str | None = None
     latency: float | None = None
 

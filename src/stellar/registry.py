@@ -68,6 +68,11 @@ def _registered(kind: str) -> tuple[tuple[str, Plugin], ...]:
     return tuple(sorted((ep.name, Plugin(kind, ep.name, ep.value)) for ep in found))
 
 
+def short_name(name: str) -> str:
+    """A plugin name without its module path (``pkg.mod:MyAlgo`` -> ``MyAlgo``)."""
+    return name.split(":")[-1]
+
+
 def is_dotted(name: str) -> bool:
     return ":" in name or "." in name
 

@@ -23,7 +23,7 @@ def setting(item: str, flag: str = "--set") -> tuple[str, Any]:
         raise StellarError(f"{flag} {item!r}: the value is not valid YAML") from None
 
 
-_EXAMPLE = {"--set": "judge.votes=3", "--option": "pois=multiwoz"}
+_EXAMPLE = {"--set": "judge.votes=3", "--option": "NAME=VALUE"}
 
 
 def settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -68,7 +68,7 @@ def add_option_flags(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="an option of the use case, e.g. --option pois=multiwoz (see: stellar list usecase)",
+        help="an option of the use case (repeatable; see: stellar list usecase)",
     )
     parser.add_argument(
         "--set",

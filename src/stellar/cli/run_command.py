@@ -34,7 +34,7 @@ are cached in ~/.cache/stellar/, so a repeated request is never paid for twice.
 examples:
   stellar run                                   built-in use case, offline, 1000 tests
   stellar run --tests 200 --algorithm random    a random-search baseline
-  stellar run --option pois=multiwoz            a use-case option (stellar list usecase)
+  stellar run --option NAME=VALUE               a use-case option (stellar list usecase)
   stellar run --generator openai:gpt-4o-mini --judge openai:gpt-4o-mini --dry-run
   stellar run --sut http://localhost:8000/query --max-cost 2.50
 """

@@ -30,7 +30,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "serve",
         help="serve a use case's own system under test over HTTP",
         description="Serve the system under test that a use case ships (e.g. "
-        "`stellar serve navi --port 8000`), for trying the HTTP adapter.",
+        "`stellar serve USECASE --port 8000`), for trying the HTTP adapter.",
     )
     serve.add_argument("usecase", metavar="USECASE", help="a use case name or folder")
     serve.add_argument("--port", type=int, default=8000)

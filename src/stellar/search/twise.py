@@ -3,7 +3,7 @@
 The covering array is built by ``testflows.combinatorics`` (IPOG) over value *indices*, so it
 does not depend on how values hash, and cached as JSON under
 ``$XDG_CACHE_HOME/stellar/covering-arrays/`` (default ``~/.cache``), keyed by the features'
-names and values and the strength: building one for NaviQA at t=4 takes about 15 s.
+names and values and the strength: building one for 11 features at t=4 takes about 15 s.
 Constraints are applied to each row, as for every other algorithm; rows that constraints turn
 into repeats of an earlier row are asked once.
 """

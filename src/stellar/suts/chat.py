@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stellar.llm.base import ChatModel, Message, PlannedCall, estimate_tokens
 from stellar.records import Response
 
-TYPICAL_INPUT_TOKENS = 30  # a generated user request (navigation inputs: 10-40 tokens)
+TYPICAL_INPUT_TOKENS = 30  # a generated user request (10-40 tokens)
 TYPICAL_ANSWER_TOKENS = 150
 
 

@@ -31,7 +31,7 @@ _PREAMBLE_PARAGRAPH = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _LABEL = re.compile(
-    r"^(?:(?:user|driver|passenger|navigation|test|generated|example)\s+)?"
+    r"^(?:[^\W\d_]+\s+)?"  # a one-word qualifier: "Driver request:", "Generated input:"
     r"(?:user|driver|passenger|utterance|request|query|input|output|answer|response|message)"
     r"\s*:\s*",
     re.IGNORECASE,

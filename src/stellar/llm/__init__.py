@@ -1,0 +1,1 @@
+"""Model clients (openai SDK), names, limits, cache, usage and cost; a stub server."""
