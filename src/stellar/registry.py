@@ -157,7 +157,7 @@ def check_options(plugin: Plugin, options: dict[str, Any], where: str) -> dict[s
     try:
         validated = model.model_validate(options)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        err = min(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")  # typos first
         key = ".".join(str(p) for p in err["loc"])
         at = f"{where}.{key}" if key else where
         if err["type"] == "extra_forbidden":
