@@ -1,3 +1,5 @@
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -175,3 +177,27 @@ def test_invalid_settings_are_rejected():
         StellarSearch(NAVI_LIKE, crossover=1.5)
     with pytest.raises(ValueError, match="population"):
         RandomSearch(NAVI_LIKE, population=0)
+
+
+def test_pymoo_operator_internals_are_unchanged():
+    """nsga2.py drives pymoo's SBX and PM through ``_do`` on column subsets (pymoo has no
+    public call for that); pyproject pins pymoo, and these recorded offspring catch a change
+    of those internals when the pin is moved."""
+    ordinal = np.array([True, False, True, False])
+    problem = SimpleNamespace(xl=np.zeros(4), xu=np.array([4.0, 3.0, 5.0, 2.0]), n_var=4)
+    rng = np.random.default_rng(7)
+    parents = np.array([[[0, 1, 1, 2], [4, 0, 2, 1]], [[1, 2, 5, 0], [3, 3, 0, 2]]], dtype=float)
+    children = MixedCrossover(ordinal, prob=1.0, eta=15)._do(problem, parents, random_state=rng)
+    mutated = MixedMutation(ordinal, np.array([5, 4, 6, 3]), prob_var=0.5, eta=20)._do(
+        problem, children.reshape(-1, 4), random_state=rng
+    )
+    assert np.round(children, 4).tolist() == [
+        [[0.0, 2.0, 1.4954, 0.0], [3.9939, 3.0, 2.0, 2.0]],
+        [[1.0, 1.0, 4.4409, 2.0], [2.9668, 0.0, 0.0, 1.0]],
+    ]
+    assert np.round(mutated, 4).tolist() == [
+        [0.0, 3.0, 1.4954, 0.0],
+        [3.9939, 0.0, 2.0, 2.0],
+        [1.0, 1.0, 4.4409, 2.0],
+        [3.015, 3.0, 0.0, 0.0],
+    ]

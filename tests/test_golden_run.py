@@ -1,0 +1,60 @@
+"""The default run is reproducible: seed 0, 200 tests give the archive recorded in the fixture.
+
+The fixture was recorded before the package was reshaped around plugins, so this test also
+shows that the reshaping changed no input, answer or verdict. Re-record it (see
+``record()`` below) only for a deliberate change of behaviour, and say so in the commit.
+"""
+
+import gzip
+import hashlib
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+from conftest import FIXTURES, stellar
+
+GOLDEN = FIXTURES / "golden" / "navi-seed0-200.jsonl.gz"
+
+
+def rows(archive: Path) -> list[str]:
+    """The comparable content of every archived test, in candidate order."""
+    db = sqlite3.connect(archive)
+    db.row_factory = sqlite3.Row
+    out = []
+    for r in db.execute('SELECT * FROM tests ORDER BY generation, "index"'):
+        row = {
+            "generation": r["generation"],
+            "index": r["index"],
+            "candidate": json.loads(r["candidate"]),
+            "input": r["input_text"],
+            "answer": r["response_text"],
+            "data": hashlib.sha256((r["response_data"] or "").encode()).hexdigest()[:16],
+            "scores": json.loads(r["scores"]),
+            "failed": r["failed"],
+            "excluded": r["excluded"],
+            "status": r["status"],
+        }
+        out.append(json.dumps(row, sort_keys=True))
+    db.close()
+    return out
+
+
+def test_default_run_gives_the_recorded_archive(tmp_path):
+    result = stellar("run", "--seed", "0", "--tests", "200", "--quiet", "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    [archive] = tmp_path.glob("*/archive.sqlite")
+    expected = gzip.decompress(GOLDEN.read_bytes()).decode().splitlines()
+    got = rows(archive)
+    assert len(got) == len(expected)
+    first = next((i for i, (a, b) in enumerate(zip(got, expected, strict=True)) if a != b), None)
+    assert first is None, f"row {first} differs:\n{got[first]}\n{expected[first]}"
+
+
+def record(archive: str) -> None:
+    """python tests/test_golden_run.py RUN_DIR/archive.sqlite: write a new fixture."""
+    GOLDEN.write_bytes(gzip.compress(("\n".join(rows(Path(archive))) + "\n").encode()))
+
+
+if __name__ == "__main__":
+    record(sys.argv[1])
