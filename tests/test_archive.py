@@ -1,0 +1,67 @@
+"""The archive: one committed row per test, read back whole, counted and exported."""
+
+import csv
+import json
+
+import pytest
+
+from stellar.archive import Archive, export_run, open_run
+from stellar.errors import StellarError
+from stellar.records import Status, TestRecord
+from stellar.rundir import ARCHIVE_NAME
+
+
+def record(index: int, status: Status = Status.OK, failed: bool | None = False, **kw):
+    return TestRecord(
+        generation=0,
+        index=index,
+        seed=1,
+        candidate={"colour": "red", "size": index},
+        vector=[0.0, float(index)],
+        input_text=f"input {index}",
+        status=status,
+        failed=failed,
+        scores={"quality": 0.1 * index} if status == Status.OK else {},
+        **kw,
+    )
+
+
+def test_rows_round_trip_and_failures_exclude_excluded_tests(tmp_path):
+    with Archive(tmp_path / ARCHIVE_NAME) as archive:
+        archive.add(record(0, failed=True, response_data={"items": [1, 2]}))
+        archive.add(record(1, failed=True, excluded=True))
+        archive.add(record(2, Status.SUT_ERROR, failed=None, error="timeout"))
+        archive.add(record(3))
+        archive.set_meta(seed=1, summary={"tests": 3})
+    with open_run(tmp_path) as archive:
+        rows = list(archive.records())
+        assert [r.index for r in rows] == [0, 1, 2, 3]
+        assert rows[0].candidate == {"colour": "red", "size": 0}
+        assert rows[0].response_data == {"items": [1, 2]} and rows[2].error == "timeout"
+        assert [r.index for r in archive.records(failures_only=True)] == [0]
+        counts = archive.counts()
+        assert counts["ok"] == 3 and counts["sut_error"] == 1 and counts["failures"] == 1
+        assert archive.meta() == {"seed": 1, "summary": {"tests": 3}}
+
+
+def test_open_run_refuses_a_folder_without_archive(tmp_path):
+    with pytest.raises(StellarError, match="not a run directory"):
+        open_run(tmp_path)
+
+
+def test_export_writes_jsonl_and_csv_with_one_column_per_feature(tmp_path):
+    with Archive(tmp_path / ARCHIVE_NAME) as archive:
+        archive.add(record(0, failed=True))
+        archive.add(record(1))
+    files = export_run(tmp_path)
+    assert sorted(p.name for p in files) == [
+        "failures.csv",
+        "failures.jsonl",
+        "tests.csv",
+        "tests.jsonl",
+    ]
+    lines = (tmp_path / "export" / "failures.jsonl").read_text().splitlines()
+    assert [json.loads(line)["index"] for line in lines] == [0]
+    with (tmp_path / "export" / "tests.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows[1]["feature.colour"] == "red" and rows[1]["score.quality"] == "0.1"

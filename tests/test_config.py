@@ -1,0 +1,75 @@
+"""Reading a run configuration: use cases, components, algorithm sections, use-case options."""
+
+import subprocess
+import sys
+
+import pytest
+from conftest import TOY
+
+from stellar.config import load_config
+from stellar.errors import ConfigError, StellarError
+
+
+def test_flat_algorithm_options_belong_to_the_algorithm_named_in_their_file():
+    config = load_config(TOY / "run.yaml")  # toy: {population: 20, mutation: 0.12}
+    assert config.algorithm.options() == {"population": 20, "mutation": 0.12}
+    random = load_config(TOY / "run.yaml", {"algorithm.name": "random"})
+    assert random.algorithm.options() == {"population": 20}  # stellar's section is not random's
+    assert random.algorithm.options("stellar")["mutation"] == 0.12
+
+
+def test_set_options_go_to_the_final_algorithm_and_are_checked():
+    config = load_config(TOY / "run.yaml", {"algorithm.name": "twise"}, {"algorithm.strength": 2})
+    assert config.algorithm.options() == {"population": 20, "strength": 2}
+    with pytest.raises(StellarError, match="algorithm 'random' has no option 'strength'"):
+        load_config(TOY / "run.yaml", {"algorithm.name": "random"}, {"algorithm.strength": 2})
+
+
+def test_components_are_written_inline_or_by_target():
+    inline = load_config(TOY / "run.yaml", settings={"sut": {"type": "http", "url": "http://x"}})
+    assert inline.sut.type == "http" and inline.sut.plugin == "http"
+    assert inline.sut.options["url"] == "http://x" and inline.sut.options["timeout"] == 30.0
+    python = load_config(TOY / "run.yaml")
+    assert python.sut.type == "python" and python.sut.plugin == "toy:answer"
+    with pytest.raises(ConfigError, match=r"sut: .*give 'type: NAME' or 'target:"):
+        load_config(TOY / "run.yaml", settings={"sut": {"options": {}}})
+
+
+def test_use_case_options_have_defaults_and_reach_the_components_that_take_them():
+    default = load_config(None)
+    assert default.usecase == {"pois": "generated"}
+    chosen = load_config(None, settings={"usecase.pois": "multiwoz"})
+    assert chosen.sut.options["pois"] == "multiwoz"
+    assert chosen.fitness.options["pois"] == "multiwoz"
+    assert "pois" not in chosen.generator.options  # the realiser takes no venues
+    own = load_config(None, settings={"usecase.pois": "multiwoz", "sut.pois": "generated"})
+    assert own.sut.options["pois"] == "generated"  # a component's own setting wins
+    with pytest.raises(ConfigError, match="usecase: expected a mapping"):
+        load_config(None, settings={"usecase": "multiwoz"})
+
+
+def test_a_use_case_folder_declares_options(tmp_path):
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    (folder / "features.yaml").write_text((TOY / "features.yaml").read_text())
+    (folder / "usecase.yaml").write_text(
+        "features: features.yaml\n"
+        "options: {shout: {default: false, description: answer in capitals}}\n"
+        "generator: {type: template, templates: ['a {size} {shape}']}\n"
+        "sut: {target: 'toy:answer'}\n"
+        "fitness: {target: 'toy:quality'}\n"
+        "oracle: {below: {quality: 0.1}}\n"
+    )
+    run = tmp_path / "run.yaml"
+    run.write_text("use_case: shop\nusecase: {shout: true}\n")
+    config = load_config(run)
+    assert config.name == "shop" and config.usecase == {"shout": True}
+    run.write_text("use_case: shop\nusecase: {shuot: true}\n")
+    with pytest.raises(ConfigError, match=r"usecase\.shuot: use case 'shop' has no such option"):
+        load_config(run)
+
+
+def test_config_does_not_load_the_model_client():
+    code = "import sys, stellar.config; print('stellar.llm.client' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
