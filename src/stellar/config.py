@@ -19,7 +19,7 @@ from stellar.errors import ConfigError, StellarError
 from stellar.llm.models import LLMSettings, is_model_name, parse_model
 from stellar.plugin_check import check_plugins
 from stellar.registry import short_name
-from stellar.usecase import DEFAULT_RUN, load_use_case, read_yaml
+from stellar.usecase import DEFAULT_RUN, is_use_case, load_use_case, read_yaml
 
 OFFLINE = "offline"  # --generator/--sut offline: the use case's own component
 LLM_PATHS = ("template", "system", "examples")
@@ -169,13 +169,18 @@ def load_config(
 ) -> RunConfig:
     """Read a run configuration (or the built-in default when ``path`` is None).
 
+    ``path`` may also name a use case (a registered name or a folder with usecase.yaml).
     ``overrides`` are command-line options (None: not given); ``settings`` are ``--set``
     values, applied last, where None (YAML ``null``) clears a setting. Every plugin the
     configuration names is found and its options checked before this returns.
     """
     source = Path(path) if path is not None else DEFAULT_RUN
-    data = read_yaml(source)
-    base = source.resolve().parent if path is not None else Path.cwd()
+    if path is not None and is_use_case(str(path)):  # `stellar run shop/`: the use case alone
+        data: dict[str, Any] = {"use_case": str(path)}
+        base = Path.cwd()
+    else:
+        data = read_yaml(source)
+        base = source.resolve().parent if path is not None else Path.cwd()
     _resolve_paths(data, base)
     data.setdefault("import_paths", []).append(str(base))
     _algorithm_sections(data.get("algorithm"))

@@ -52,6 +52,11 @@ class UseCase:
         return {name: given.get(name, decl.get("default")) for name, decl in self.options.items()}
 
 
+def is_use_case(name: str) -> bool:
+    """Whether ``name`` is a registered use case or a folder holding usecase.yaml."""
+    return name in plugins("usecase") or (Path(name) / USE_CASE_FILE).is_file()
+
+
 def find_use_case(name: str, base: Path) -> Path:
     """The folder of a registered use case, or of a folder path (relative to ``base``)."""
     registered = plugins("usecase")

@@ -22,7 +22,8 @@ HELP = """\
 Search the input space of an LLM application for inputs on which it fails.
 
 With no CONFIG, runs the built-in use case fully offline. CONFIG is a YAML file that selects
-the use case (feature space), algorithm, generator, system under test, fitness and oracle;
+the use case (feature space), algorithm, generator, system under test, fitness and oracle,
+or a use case alone (a name from `stellar list usecase`, or a folder with usecase.yaml);
 options given here override it. Every test is committed to RUN_DIR/archive.sqlite as it
 completes; Ctrl-C stops cleanly and keeps finished tests.
 
@@ -47,7 +48,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         description=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("config", nargs="?", metavar="CONFIG", help="run configuration (YAML)")
+    run.add_argument(
+        "config",
+        nargs="?",
+        metavar="CONFIG",
+        help="run configuration (YAML), or a use case: a registered name or a folder",
+    )
     run.add_argument(
         "--algorithm", help="stellar (NSGA-II, default), random, twise, astral, or module:Class"
     )

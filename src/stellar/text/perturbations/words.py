@@ -1,13 +1,7 @@
-"""Seeded text perturbation operators that add realistic noise to test utterances.
+"""Word-level perturbation operators from the STELLAR paper.
 
-Word-level operators follow the STELLAR paper (function-word deletion, speech fillers,
-homophone substitution); character-level operators follow the METAL framework (keyboard
-typos, character deletion/insertion, letter swaps, extra spaces, leetspeak).
-
-Every operator has the signature ``(text, rng, p=DEFAULT) -> str``: it draws all randomness
-from ``rng`` (so a given seed always gives the same output), returns ``text`` unchanged for
-``p == 0`` and raises ``ValueError`` unless ``0 <= p <= 1``. ``PERTURBATIONS`` maps names to
-operators and ``perturb`` applies one by name.
+Function-word deletion (``delete_words``), speech fillers (``add_fillers``) and homophone
+substitution (``homophones``).
 
 Homophones
 ----------
@@ -40,43 +34,12 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import math
 import random
 import re
-import string
 from collections import defaultdict
-from collections.abc import Callable
-from itertools import groupby
-from numbers import Real
 from pathlib import Path
 
-from stellar.registry import plugins
-
-__all__ = [
-    "FILLERS",
-    "FUNCTION_WORDS",
-    "HOMOPHONE_WORDS",
-    "LEET_MAP",
-    "PERTURBATIONS",
-    "QWERTY_NEIGHBOURS",
-    "Perturbation",
-    "add_chars",
-    "add_fillers",
-    "cmudict_path",
-    "delete_chars",
-    "delete_words",
-    "extra_spaces",
-    "homophone_index",
-    "homophones",
-    "identity",
-    "leetspeak",
-    "perturb",
-    "perturbation",
-    "swap_chars",
-    "typos",
-]
-
-Perturbation = Callable[..., str]
+from stellar.text.perturbations._common import _check_p, _match_case
 
 _ARTICLES = "a an the"
 _PRONOUNS = """
@@ -157,49 +120,9 @@ _HOMOPHONE_WORDS_TEXT = """
 HOMOPHONE_WORDS: frozenset[str] = frozenset(_HOMOPHONE_WORDS_TEXT.replace("|", " ").split())
 """Common words that ``homophones`` may replace or produce (see the module docstring)."""
 
-LEET_MAP: dict[str, str] = {
-    "a": "4",
-    "b": "8",
-    "e": "3",
-    "g": "9",
-    "i": "1",
-    "l": "1",
-    "o": "0",
-    "s": "5",
-    "t": "7",
-    "z": "2",
-}
-"""Character substitutions used by ``leetspeak`` (keys are lowercase)."""
-
-_QWERTY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-
 # A word: letters, optionally joined by apostrophes (so "there's" is one word).
 _WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _TOKEN_PUNCT_RE = re.compile(r"(\W*)(.*?)(\W*)", re.DOTALL)
-
-
-def _check_p(p: float) -> None:
-    """Raise ``ValueError`` unless ``p`` is a real number in [0, 1]."""
-    if isinstance(p, bool) or not isinstance(p, Real) or math.isnan(p) or not 0 <= p <= 1:
-        raise ValueError(f"p must be a probability in [0, 1], got {p!r}")
-
-
-def _match_case(word: str, template: str) -> str:
-    """Give ``word`` the capitalisation pattern of ``template`` (upper, title or lower)."""
-    if len(template) > 1 and template.isupper():
-        return word.upper()
-    if template[:1].isupper():
-        return word[:1].upper() + word[1:]
-    return word
-
-
-def identity(text: str, rng: random.Random, p: float = 0.0) -> str:
-    """Return ``text`` unchanged (the "none" perturbation)."""
-    _check_p(p)
-    return text
-
-
-# ---------------------------------------------------------------------------- word level
 
 
 def _split_punct(token: str) -> tuple[str, str, str]:
@@ -318,146 +241,3 @@ def homophones(text: str, rng: random.Random, p: float = 0.5) -> str:
         return _match_case(rng.choice(candidates), word)
 
     return _WORD_RE.sub(replace, text)
-
-
-# ----------------------------------------------------------------------- character level
-
-
-def _qwerty_neighbours() -> dict[str, str]:
-    """Keys adjacent to each letter on a QWERTY keyboard (same row and staggered rows)."""
-    neighbours: dict[str, str] = {}
-    for r, row in enumerate(_QWERTY_ROWS):
-        for i, key in enumerate(row):
-            near = [row[j] for j in (i - 1, i + 1) if 0 <= j < len(row)]
-            if r > 0:  # the row above is shifted half a key to the left
-                above = _QWERTY_ROWS[r - 1]
-                near += [above[j] for j in (i, i + 1) if j < len(above)]
-            if r < len(_QWERTY_ROWS) - 1:
-                below = _QWERTY_ROWS[r + 1]
-                near += [below[j] for j in (i - 1, i) if 0 <= j < len(below)]
-            neighbours[key] = "".join(sorted(near))
-    return neighbours
-
-
-QWERTY_NEIGHBOURS: dict[str, str] = _qwerty_neighbours()
-"""Lowercase letter -> string of its neighbouring keys, used by ``typos``."""
-
-
-def _map_letter_runs(text: str, transform: Callable[[str], str]) -> str:
-    """Apply ``transform`` to each maximal run of alphabetic characters, left to right."""
-    return "".join(
-        transform("".join(run)) if is_alpha else "".join(run)
-        for is_alpha, run in groupby(text, key=str.isalpha)
-    )
-
-
-def typos(text: str, rng: random.Random, p: float = 0.1) -> str:
-    """Replace each ASCII letter with a neighbouring QWERTY key with probability ``p``."""
-    _check_p(p)
-    out = []
-    for ch in text:
-        near = QWERTY_NEIGHBOURS.get(ch.lower())
-        if near and rng.random() < p:
-            ch = _match_case(rng.choice(near), ch)
-        out.append(ch)
-    return "".join(out)
-
-
-def delete_chars(text: str, rng: random.Random, p: float = 0.1) -> str:
-    """Delete each letter with probability ``p``, keeping at least one letter per word."""
-    _check_p(p)
-
-    def thin(word: str) -> str:
-        kept = "".join(ch for ch in word if rng.random() >= p)
-        return kept or word[0]
-
-    return _map_letter_runs(text, thin)
-
-
-def add_chars(text: str, rng: random.Random, p: float = 0.1) -> str:
-    """After each letter, insert a random ASCII letter (same case) with probability ``p``."""
-    _check_p(p)
-    out = []
-    for ch in text:
-        out.append(ch)
-        if ch.isalpha() and rng.random() < p:
-            out.append(_match_case(rng.choice(string.ascii_lowercase), ch))
-    return "".join(out)
-
-
-def swap_chars(text: str, rng: random.Random, p: float = 0.3) -> str:
-    """In each word with probability ``p``, swap two adjacent, different inner letters.
-
-    The first and last letters stay in place; words shorter than four letters are untouched.
-    """
-    _check_p(p)
-
-    def swap(word: str) -> str:
-        if len(word) < 4 or rng.random() >= p:
-            return word
-        positions = [i for i in range(1, len(word) - 2) if word[i] != word[i + 1]]
-        if not positions:
-            return word
-        i = rng.choice(positions)
-        return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
-
-    return _map_letter_runs(text, swap)
-
-
-def extra_spaces(text: str, rng: random.Random, p: float = 0.1) -> str:
-    """Insert a space between each pair of adjacent characters with probability ``p``."""
-    _check_p(p)
-    out = []
-    for i, ch in enumerate(text):
-        out.append(ch)
-        if i < len(text) - 1 and rng.random() < p:
-            out.append(" ")
-    return "".join(out)
-
-
-def leetspeak(text: str, rng: random.Random, p: float = 0.3) -> str:
-    """Replace each character that has a ``LEET_MAP`` entry with probability ``p``."""
-    _check_p(p)
-    out = []
-    for ch in text:
-        leet = LEET_MAP.get(ch.lower())
-        if leet and rng.random() < p:
-            ch = leet
-        out.append(ch)
-    return "".join(out)
-
-
-# ---------------------------------------------------------------------------- registry
-
-PERTURBATIONS: dict[str, Perturbation] = {
-    "none": identity,
-    "delete_words": delete_words,
-    "fillers": add_fillers,
-    "homophones": homophones,
-    "typos": typos,
-    "delete_chars": delete_chars,
-    "add_chars": add_chars,
-    "swap_chars": swap_chars,
-    "extra_spaces": extra_spaces,
-    "leetspeak": leetspeak,
-}
-"""Perturbation name -> operator."""
-
-
-def perturbation(name: str) -> Perturbation:
-    """The operator called ``name``: a built-in or one registered as ``stellar.perturbation``."""
-    registered = plugins("perturbation")
-    if name not in registered:
-        raise ValueError(f"unknown perturbation {name!r}; known: {', '.join(registered)}")
-    return registered[name].load()
-
-
-def perturb(name: str, text: str, seed_or_rng: int | random.Random, p: float | None = None) -> str:
-    """Apply the perturbation ``name`` to ``text``.
-
-    ``seed_or_rng`` is a ``random.Random`` or a seed for a fresh one; ``p=None`` uses the
-    operator's default probability. Raises ``ValueError`` for an unknown name.
-    """
-    operator = perturbation(name)
-    rng = seed_or_rng if isinstance(seed_or_rng, random.Random) else random.Random(seed_or_rng)
-    return operator(text, rng) if p is None else operator(text, rng, p)
