@@ -1,0 +1,45 @@
+"""``stellar serve USECASE``: a use case's own system under test over HTTP."""
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+
+from conftest import TOY, stellar
+
+
+def test_serve_runs_the_use_case_server_with_its_options(tmp_path):
+    server = subprocess.Popen(
+        [sys.executable, "-m", "stellar.cli", "serve", "navi", "--port", "0",
+         "--option", "pois=multiwoz"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        banner = server.stderr.readline()
+        port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", banner).group(1))
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/query",
+            data=json.dumps({"text": "Find me a cheap hotel, please"}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=120) as reply:
+            answer = json.loads(reply.read())
+        assert "hotel" in answer["answer"].lower()
+        assert any("cambridge" in json.dumps(p).lower() for p in answer["pois"])  # MultiWOZ
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=30) == 0
+
+
+def test_serve_refuses_a_use_case_without_a_server_and_unknown_options():
+    plain = stellar("serve", TOY)
+    assert plain.returncode == 2
+    assert (
+        plain.stderr.strip() == "stellar: error: use case 'toy' ships no system under test to serve"
+    )
+    typo = stellar("serve", "navi", "--option", "poi=multiwoz")
+    assert typo.returncode == 2
+    assert "usecase.poi: use case 'navi' has no such option (options: pois)" in typo.stderr
