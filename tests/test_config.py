@@ -73,3 +73,27 @@ def test_config_does_not_load_the_model_client():
     code = "import sys, stellar.config; print('stellar.llm.client' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_changing_a_component_type_starts_it_afresh():
+    config = load_config(
+        TOY / "run.yaml", settings={"sut.type": "http", "sut.url": "http://localhost:8000/q"}
+    )
+    assert config.sut.type == "http" and config.sut.target is None
+    assert config.sut.options["url"] == "http://localhost:8000/q"
+
+
+def test_a_folder_that_is_no_use_case_is_one_line(tmp_path):
+    with pytest.raises(ConfigError, match="a folder, not a YAML file"):
+        load_config(tmp_path)
+
+
+def test_sections_of_other_algorithms_are_checked_and_must_be_mappings():
+    with pytest.raises(StellarError, match=r"algorithm\.twise\.strengh: algorithm 'twise'"):
+        load_config(TOY / "run.yaml", settings={"algorithm.twise.strengh": 3})
+    with pytest.raises(ConfigError, match="'twise' must be a mapping"):
+        load_config(TOY / "run.yaml", settings={"algorithm.twise": 3})
+    with pytest.raises(
+        StellarError, match=r"it is an option of another algorithm: algorithm\.stel"
+    ):
+        load_config(TOY / "run.yaml", {"algorithm.name": "random"}, {"algorithm.mutation": 0.2})

@@ -112,3 +112,13 @@ def test_compare_command_prints_the_table_and_resumes(tmp_path):
     assert again.returncode == 0 and "skipped 4 of 4 runs" in again.stderr
     bad = stellar("compare", TOY / "run.yaml", "--algorithms", "stellar,nope", "--dir", tmp_path)
     assert bad.returncode == 2 and "nope" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_compare_refuses_an_option_one_of_its_algorithms_lacks_before_any_run(tmp_path, capsys):
+    from stellar.cli import main
+
+    args = ["compare", str(TOY / "run.yaml"), "--algorithms", "stellar,random", "--seeds", "1"]
+    code = main([*args, "--set", "algorithm.mutation=0.2", "--dir", str(tmp_path / "x")])
+    err = capsys.readouterr().err
+    assert code == 2 and "algorithm.stellar.mutation" in err, err
+    assert not (tmp_path / "x").exists()

@@ -59,7 +59,8 @@ def installed(tmp_path):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: stellar-extra\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text(
         "[stellar.algorithm]\nstride = stellar_extra:StrideSearch\n\n"
-        "[stellar.generator]\nshout = stellar_extra:shout\n"
+        "[stellar.generator]\nshout = stellar_extra:shout\n\n"
+        "[stellar.sut]\nbroken = stellar_extra_gone:Nothing\n"
     )
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
 
@@ -68,7 +69,7 @@ def test_list_shows_every_built_in_with_its_options():
     result = stellar("list")
     assert result.returncode == 0, result.stderr
     for kind in KINDS:
-        assert f"{kind}:" in result.stdout
+        assert f"{kind} - " in result.stdout
         for name in plugins(kind):
             assert re.search(rf"^  {re.escape(name)}\b", result.stdout, re.MULTILINE), name
     assert "mutation: default 0.07 - per-feature mutation probability" in result.stdout
@@ -76,8 +77,11 @@ def test_list_shows_every_built_in_with_its_options():
 
 
 def test_an_installed_plugin_is_listed_and_runs_with_its_own_options(installed, tmp_path):
-    listing = stellar("list", "algorithm", env=installed)
+    listing = stellar("list", env=installed)
+    assert listing.returncode == 0, listing.stderr
     assert "stride  Random batches, skipping" in listing.stdout
+    assert "broken  cannot be loaded: sut 'broken': cannot import" in listing.stdout
+    assert "  http  An HTTP endpoint" in listing.stdout  # one broken plugin hides nothing
     assert "stride: default 1 - draws skipped between candidates" in listing.stdout
     args = ["run", TOY / "run.yaml", "--algorithm", "stride", "--tests", "12", "--quiet"]
     ran = stellar(
@@ -97,7 +101,7 @@ def test_an_installed_plugin_is_listed_and_runs_with_its_own_options(installed, 
     typo = stellar(*args, "--set", "algorithm.stride.strid=3", env=installed)
     assert typo.returncode == 2
     assert typo.stderr.strip().splitlines() == [
-        f"stellar: error: {TOY / 'run.yaml'}: algorithm.strid: algorithm 'stride' has no "
+        f"stellar: error: {TOY / 'run.yaml'}: algorithm.stride.strid: algorithm 'stride' has no "
         "option 'strid' (options: population, stride)"
     ]
 
@@ -130,7 +134,7 @@ def test_an_installed_plugin_is_listed_and_runs_with_its_own_options(installed, 
             "oracle.options.limt: oracle 'toy:below' has no option 'limt' (options: limit)",
         ),
         (["--set", "duplicates.embedder=minilmm"], "unknown embedder 'minilmm'"),
-        (["--set", "generator={type: tempalte}"], "unknown generator 'tempalte' (built-in:"),
+        (["--set", "generator={type: tempalte}"], "unknown generator 'tempalte' (registered:"),
         (["--option", "pois=multiwoz"], "usecase.pois: use case 'toy' has no such option"),
     ],
 )

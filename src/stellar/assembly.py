@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stellar.config import MODEL_OPTIONS, Component, RunConfig
-from stellar.errors import StellarError
+from stellar.errors import StellarError, plugin_fault
 from stellar.features import FeatureSpace, load_feature_space
 from stellar.fitness import Fitness, Oracle, ThresholdOracle, as_fitness
 from stellar.generators import Generator, as_generator
@@ -110,8 +110,12 @@ def instantiate(plugin: Plugin, options: dict[str, Any], runtime: dict[str, Any]
     if inspect.isclass(obj):
         try:
             return obj(**given)
-        except TypeError as exc:
-            raise StellarError(f"cannot build {plugin.kind} {plugin.name!r} ({exc})") from None
+        except StellarError:
+            raise
+        except Exception as exc:  # a plugin's own check of its options
+            raise StellarError(
+                f"cannot build {plugin.kind} {plugin.name!r}: {plugin_fault(exc)}"
+            ) from None
     if not given:
         return obj
     return functools.partial(obj, **given)

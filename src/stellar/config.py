@@ -11,20 +11,21 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from stellar.errors import ConfigError, StellarError
 from stellar.llm.models import LLMSettings, is_model_name, parse_model
 from stellar.plugin_check import check_plugins
-from stellar.registry import short_name
+from stellar.registry import plugins, short_name
 from stellar.usecase import DEFAULT_RUN, is_use_case, load_use_case, read_yaml
 
 OFFLINE = "offline"  # --generator/--sut offline: the use case's own component
 LLM_PATHS = ("template", "system", "examples")
 PYTHON = "python"  # a component named by target: module:attribute
-MODEL_OPTIONS = ("model", "llm")  # options naming a model: handed over as a ready client
+MODEL_OPTIONS = ("model", "llm")
+COMPONENTS = ("generator", "sut")  # options naming a model: handed over as a ready client
 
 
 class Strict(BaseModel):
@@ -42,6 +43,18 @@ class AlgorithmConfig(BaseModel):
 
     name: str = Field("stellar", description="a registered algorithm or package.module:Class")
     population: int = Field(20, ge=1, description="population size k / batch size")
+
+    @model_validator(mode="after")
+    def sections_are_mappings(self) -> AlgorithmConfig:
+        for key, value in (self.model_extra or {}).items():
+            if not isinstance(value, dict):
+                raise ValueError(
+                    f"{key!r} must be a mapping: the options of algorithm {key!r}"
+                    if key in plugins("algorithm")
+                    else f"{key!r} is not an option of every algorithm; options of one "
+                    f"algorithm go in its section, e.g. algorithm.{short_name(self.name)}.{key}"
+                )
+        return self
 
     def options(self, name: str | None = None) -> dict[str, Any]:
         """The options of algorithm ``name`` (default: the chosen one)."""
@@ -98,13 +111,18 @@ class JudgeConfig(Strict):
 
 
 class OracleConfig(Strict):
-    below: dict[str, float] | None = None
+    below: dict[str, Annotated[float, Field(ge=0, le=1)]] | None = None
     target: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def one_kind(self) -> OracleConfig:
-        if (self.below is None) == (self.target is None):
+        if self.below is not None and self.target is not None:
+            raise ValueError(
+                "set either 'below' or 'target', not both (to replace an oracle: "
+                "--set 'oracle={target: module:function}')"
+            )
+        if self.below is None and self.target is None:
             raise ValueError("give either 'below: {score: threshold}' or 'target: module:function'")
         return self
 
@@ -174,12 +192,12 @@ def load_config(
     values, applied last, where None (YAML ``null``) clears a setting. Every plugin the
     configuration names is found and its options checked before this returns.
     """
-    source = Path(path) if path is not None else DEFAULT_RUN
+    source = Path(path) if path is not None else Path("<default configuration>")
     if path is not None and is_use_case(str(path)):  # `stellar run shop/`: the use case alone
         data: dict[str, Any] = {"use_case": str(path)}
         base = Path.cwd()
     else:
-        data = read_yaml(source)
+        data = read_yaml(source if path is not None else DEFAULT_RUN)
         base = source.resolve().parent if path is not None else Path.cwd()
     _resolve_paths(data, base)
     data.setdefault("import_paths", []).append(str(base))
@@ -270,8 +288,8 @@ def _algorithm_sections(section: Any) -> None:
     if not isinstance(section, dict):
         return
     key = short_name(str(section.get("name") or "stellar"))
-    flat = [k for k, v in section.items() if k not in ("name", "population")]
-    flat = [k for k in flat if not isinstance(section[k], dict)]
+    sections = {"name", "population", *plugins("algorithm")}
+    flat = [k for k, v in section.items() if k not in sections and not isinstance(v, dict)]
     if flat:
         own = section.setdefault(key, {})
         if not isinstance(own, dict):
@@ -314,6 +332,16 @@ def _merge(defaults: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any
 
 
 def _set_dotted(data: dict[str, Any], dotted: str, value: Any, source: object) -> None:
+    component, _, key = dotted.partition(".")
+    current = data.get(component)
+    if (
+        component in COMPONENTS
+        and key == "type"
+        and isinstance(current, dict)
+        and current.get("type", PYTHON) != value
+    ):
+        data[component] = {"type": value}  # another kind of component starts afresh
+        return
     *parents, last = dotted.split(".")
     for depth, key in enumerate(parents):
         if data.get(key) is None:
@@ -331,17 +359,28 @@ def _same_type(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def _first_error(exc: ValidationError) -> tuple[str, str]:
     err = exc.errors()[0]
-    loc = [str(p) for p in err["loc"] if not str(p).startswith(("function-after", "tagged"))]
-    if len(loc) > 2 and loc[0] in ("generator", "sut"):
-        del loc[1]  # the component type pydantic adds: "generator.llm.template"
+    loc = [str(p) for p in err["loc"] if not str(p).startswith("function-after")]
     where = ".".join(loc)
-    message = err["msg"]
+    message = re.sub(r" or instance of \w+|^Value error, ", "", err["msg"])
     if err["type"] == "missing":
         message = "required setting is missing"
     elif err["type"] == "extra_forbidden":
-        message = "unknown setting"
+        message = f"unknown setting (settings here: {_known_keys(loc)})"
     more = len(exc.errors()) - 1
     return where, message + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
+
+
+def _known_keys(loc: list[str]) -> str:
+    """The settings of the section that holds ``loc``."""
+    model: type[BaseModel] = RunConfig
+    for key in loc[:-1]:
+        field = model.model_fields.get(key)
+        if field is None or not (
+            isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)
+        ):
+            return "see docs"
+        model = field.annotation
+    return ", ".join(model.model_fields)
 
 
 def parse_duration(text: str) -> float:

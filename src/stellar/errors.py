@@ -17,6 +17,11 @@ class ConfigError(StellarError):
         return (type(self), (self.source, self.path, self.problem))
 
 
+def plugin_fault(exc: Exception) -> str:
+    """A plugin's refusal in one line: its message, with the type unless it is a value check."""
+    return str(exc) if isinstance(exc, ValueError | TypeError) else f"{type(exc).__name__}: {exc}"
+
+
 class ModelError(StellarError):
     """A model call failed after its retries (rate limits, server errors, timeouts)."""
 

@@ -9,7 +9,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from stellar.errors import StellarError
-from stellar.registry import Plugin, accepts, check_options, plugins, resolve, short_name
+from stellar.registry import (
+    Plugin,
+    accepts,
+    check_options,
+    options_model,
+    plugins,
+    resolve,
+    short_name,
+)
 
 if TYPE_CHECKING:
     from stellar.config import Component, RunConfig
@@ -38,18 +46,47 @@ def check_plugins(config: RunConfig) -> None:
             oracle, config.oracle.options, "oracle.options", config.usecase
         )
     if config.duplicates.embedder != "none":
-        resolve("embedder", config.duplicates.embedder)
+        try:
+            resolve("embedder", config.duplicates.embedder)
+        except StellarError as exc:
+            raise StellarError(f"duplicates.embedder: {exc}") from None
 
 
 def check_algorithm(config: RunConfig, name: str) -> Plugin:
-    """The algorithm ``name`` with its options checked; sections of unknown algorithms fail."""
-    plugin = resolve("algorithm", name)
-    known = {*plugins("algorithm"), short_name(name), short_name(config.algorithm.name)}
+    """The algorithm ``name`` with its options checked, and every other algorithm's section."""
+    registered = plugins("algorithm")
+    known = {*registered, short_name(name), short_name(config.algorithm.name)}
     for key in config.algorithm.model_extra or {}:
         if key not in known:
             raise StellarError(f"algorithm.{key}: no algorithm {key!r} to take these options")
-    check_options(plugin, config.algorithm.options(name), "algorithm")
+        if key in registered and key != short_name(name):
+            _check_algorithm_options(config, registered[key])
+    plugin = resolve("algorithm", name)
+    _check_algorithm_options(config, plugin)
     return plugin
+
+
+def _check_algorithm_options(config: RunConfig, plugin: Plugin) -> None:
+    options = config.algorithm.options(plugin.name)
+    try:
+        check_options(
+            plugin,
+            options,
+            f"algorithm.{short_name(plugin.name)}",
+            {"population": "algorithm.population"},
+        )
+    except StellarError as exc:
+        own = options_model(plugin.load(), "algorithm").model_fields
+        owners = [
+            f"algorithm.{name}.{key}"
+            for key in options
+            if key not in own
+            for name, other in plugins("algorithm").items()
+            if key in options_model(other.load(), "algorithm").model_fields
+        ]
+        if "has no option" not in str(exc) or not owners:
+            raise
+        raise StellarError(f"{exc}; it is an option of another algorithm: {owners[0]}") from None
 
 
 def _checked(

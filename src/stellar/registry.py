@@ -26,11 +26,11 @@ KINDS = {
     "generator": "turn a candidate into a test input",
     "sut": "systems under test",
     "fitness": "score an answer (0 bad .. 1 good)",
-    "judge": "LLM judges usable as fitness",
+    "judge": "LLM judges usable as fitness (the model and votes: the judge: section)",
     "oracle": "turn scores into a verdict",
     "embedder": "sentence embedders (duplicates, retrieval, diversity)",
     "perturbation": "text perturbation operators",
-    "usecase": "use cases: a folder with usecase.yaml",
+    "usecase": "features, components and options of a kind of application (usecase.yaml)",
 }
 # Objects the framework hands to a plugin itself; they are never user options.
 RUNTIME = frozenset({"space", "features", "n_objectives", "seed", "judge", "self"})
@@ -87,7 +87,7 @@ def resolve(kind: str, name: str, *also: str) -> Plugin:
         return Plugin(kind, name, name)
     known = sorted({n for each in (kind, *also) for n in plugins(each)})
     raise StellarError(
-        f"unknown {kind} {name!r} (built-in: {', '.join(known) or 'none'}; "
+        f"unknown {kind} {name!r} (registered: {', '.join(known) or 'none'}; "
         "or package.module:attribute)"
     )
 
@@ -147,10 +147,13 @@ def _derived_model(obj: Any, kind: str) -> type[BaseModel]:
     return create_model(f"{getattr(obj, '__name__', 'plugin')}Options", __config__=config, **fields)
 
 
-def check_options(plugin: Plugin, options: dict[str, Any], where: str) -> dict[str, Any]:
+def check_options(
+    plugin: Plugin, options: dict[str, Any], where: str, paths: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Validate ``options`` for ``plugin``; returns them with declared defaults filled in.
 
-    Raises a one-line StellarError naming the setting, the plugin and the problem.
+    Raises a one-line StellarError naming the setting (``where.option``, or the path given
+    for it in ``paths``), the plugin and the problem.
     """
     obj = plugin.load()
     model = options_model(obj, plugin.kind)
@@ -159,7 +162,7 @@ def check_options(plugin: Plugin, options: dict[str, Any], where: str) -> dict[s
     except ValidationError as exc:
         err = min(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")  # typos first
         key = ".".join(str(p) for p in err["loc"])
-        at = f"{where}.{key}" if key else where
+        at = (paths or {}).get(key) or (f"{where}.{key}" if key else where)
         if err["type"] == "extra_forbidden":
             known = ", ".join(model.model_fields) or "none"
             message = f"{plugin.kind} {plugin.name!r} has no option {key!r} (options: {known})"
@@ -189,10 +192,12 @@ def describe_options(plugin: Plugin) -> list[tuple[str, str]]:
     model = options_model(plugin.load(), plugin.kind)
     rows = []
     for name, field in model.model_fields.items():
-        default = (
-            "required"
-            if field.is_required()
-            else f"default {field.get_default(call_default_factory=True)!r}"
-        )
+        value = None if field.is_required() else field.get_default(call_default_factory=True)
+        if field.is_required():
+            default = "required"
+        elif value is None or value == [] or value == {}:
+            default = "optional"
+        else:
+            default = f"default {value!r}"
         rows.append((name, f"{default}{' - ' + field.description if field.description else ''}"))
     return rows

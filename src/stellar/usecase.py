@@ -16,6 +16,7 @@ package that holds ``usecase.yaml``) or as a folder.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,10 +78,16 @@ def find_use_case(name: str, base: Path) -> Path:
 def load_use_case(name: str, base: Path = Path.cwd()) -> UseCase:  # noqa: B008
     folder = find_use_case(name, base)
     settings = read_yaml(folder / USE_CASE_FILE)
+    source = folder / USE_CASE_FILE
     options = settings.pop("options", None) or {}
     if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
-        raise ConfigError(folder / USE_CASE_FILE, "options", "expected NAME: {default: ...}")
+        raise ConfigError(source, "options", "expected NAME: {default: ..., description: ...}")
+    for name, declaration in options.items():
+        if unknown := set(declaration) - {"default", "description"}:
+            raise ConfigError(source, f"options.{name}.{min(unknown)}", "unknown key")
     serve = settings.pop("serve", None)
+    if serve is not None and not isinstance(serve, str):
+        raise ConfigError(source, "serve", "expected module:function")
     description = str(settings.pop("description", "") or "")
     settings.setdefault("name", folder.name)
     return UseCase(settings["name"], folder, settings, options, serve, description)
@@ -92,6 +99,14 @@ def read_yaml(path: Path) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(path, "", "file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(
+            path, "", f"a folder, not a YAML file (a use case needs {USE_CASE_FILE})"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            path, "", f"cannot be read as UTF-8 text ({type(exc).__name__})"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
@@ -104,7 +119,9 @@ def read_yaml(path: Path) -> dict[str, Any]:
 
 
 def server_factory(use_case: UseCase) -> Any:
-    """The use case's ``serve`` function."""
+    """The use case's ``serve`` function (modules in the use case folder are importable)."""
     if not use_case.serve:
         raise StellarError(f"use case {use_case.name!r} ships no system under test to serve")
+    if str(use_case.folder) not in sys.path:
+        sys.path.insert(0, str(use_case.folder))
     return Plugin("sut", f"{use_case.name} server", use_case.serve).load()

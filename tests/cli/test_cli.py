@@ -65,7 +65,7 @@ def test_options_override_configuration(tmp_path):
         ("use_case: {toy}\nalgoritm: {{name: random}}\n", "algoritm: unknown setting"),
         (
             "use_case: {toy}\noracle: {{target: 'toy:failing'}}\n",
-            "oracle: Value error, give either",
+            "oracle: set either 'below' or 'target', not both",
         ),
         ("use_case: {toy}\nfeatures: missing.yaml\n", "missing.yaml: file not found"),
         ("use_case: nowhere\n", "nowhere: no such use case"),

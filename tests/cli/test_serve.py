@@ -43,3 +43,35 @@ def test_serve_refuses_a_use_case_without_a_server_and_unknown_options():
     typo = stellar("serve", "navi", "--option", "poi=multiwoz")
     assert typo.returncode == 2
     assert "usecase.poi: use case 'navi' has no such option (options: pois)" in typo.stderr
+
+
+def test_serve_imports_the_server_from_the_use_case_folder(tmp_path):
+    folder = tmp_path / "echo"
+    folder.mkdir()
+    (folder / "usecase.yaml").write_text(
+        "serve: echo_server:build\noptions: {greeting: {default: hello}}\n"
+    )
+    (folder / "echo_server.py").write_text(
+        "from http.server import BaseHTTPRequestHandler, HTTPServer\n\n\n"
+        "def build(host, port, greeting):\n"
+        "    class Handler(BaseHTTPRequestHandler):\n"
+        "        def do_GET(self):\n"
+        "            self.send_response(200)\n"
+        "            self.end_headers()\n"
+        "            self.wfile.write(greeting.encode())\n\n"
+        "    return HTTPServer((host, port), Handler)\n"
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-m", "stellar.cli", "serve", folder, "--port", "0",
+         "--option", "greeting=howdy"],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path.parent,
+    )  # fmt: skip
+    try:
+        port = int(re.search(r":(\d+)/", server.stderr.readline()).group(1))
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as reply:
+            assert reply.read() == b"howdy"
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=30) == 0

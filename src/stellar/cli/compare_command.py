@@ -33,11 +33,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         description=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    compare.add_argument("config", nargs="?", metavar="CONFIG", help="run configuration (YAML)")
+    compare.add_argument(
+        "config",
+        nargs="?",
+        metavar="CONFIG",
+        help="run configuration (YAML), or a use case: a registered name or a folder",
+    )
     compare.add_argument(
         "--algorithms",
         default="stellar,random,twise",
-        help="comma-separated: stellar, random, twise, astral (default: stellar,random,twise)",
+        help="comma-separated names from `stellar list algorithm` (default: stellar,random,twise)",
     )
     compare.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default 10)")
     compare.add_argument("--tests", type=int, help="test budget of every run")
@@ -75,8 +80,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     config_path = str(Path(args.config).resolve()) if args.config else None
     config = load_config(config_path, overrides, values)  # mistakes show now, not in workers
     space = load_feature_space(config.features)
-    for algorithm in algorithms:  # unknown names and bad options fail before any run
-        build_algorithm(config, space, algorithm)
+    for algorithm in algorithms:  # read as each worker will: bad names or options fail now
+        each = load_config(config_path, {**overrides, "algorithm.name": algorithm}, values)
+        build_algorithm(each, space, algorithm)
     plan = Plan(
         config_path,
         algorithms,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 from pathlib import Path
 
 from rich.markup import escape
@@ -11,7 +12,8 @@ from rich.markup import escape
 from stellar.archive import export_run
 from stellar.cli.options import setting
 from stellar.cli.output import console, stdout
-from stellar.registry import KINDS, describe_options, plugins
+from stellar.errors import StellarError
+from stellar.registry import KINDS, Plugin, describe_options, plugins
 from stellar.usecase import load_use_case, server_factory
 
 
@@ -33,8 +35,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "`stellar serve USECASE --port 8000`), for trying the HTTP adapter.",
     )
     serve.add_argument("usecase", metavar="USECASE", help="a use case name or folder")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
+    serve.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
     serve.add_argument(
         "--option", action="append", default=[], metavar="NAME=VALUE", help="a use-case option"
     )
@@ -53,21 +55,36 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 def cmd_list(args: argparse.Namespace) -> int:
     out = stdout()
     for kind in [args.kind] if args.kind else list(KINDS):
-        out.print(f"[bold]{kind}[/]: {KINDS[kind]}")
+        out.print(f"[bold]{kind}[/] - {KINDS[kind]}")
         for name, plugin in plugins(kind).items():
-            if kind == "usecase":
-                use_case = load_use_case(name)
-                out.print(f"  {escape(name)}  {escape(use_case.description)}")
-                for option, decl in use_case.options.items():
-                    default = f"default {decl.get('default')!r}"
-                    about = f" - {decl['description']}" if decl.get("description") else ""
-                    out.print(f"      --option {option}=...  {escape(default + about)}")
-                continue
-            out.print(f"  {escape(name)}  {escape(plugin.description)}  [dim]{plugin.target}[/]")
-            for option, about in describe_options(plugin):
-                out.print(f"      {option}: {escape(about)}")
+            try:
+                lines = _use_case_lines(name) if kind == "usecase" else _plugin_lines(plugin)
+            except StellarError as exc:  # one broken plugin does not hide the others
+                lines = [f"  {name}  [red]cannot be loaded:[/] {escape(str(exc))}"]
+            for line in lines:
+                out.print(line)
         out.print()
     return 0
+
+
+def _plugin_lines(plugin: Plugin) -> list[str]:
+    lines = [f"  [bold]{escape(plugin.name)}[/]  {escape(plain(plugin.description))}"]
+    lines += [f"      {name}: {escape(plain(about))}" for name, about in describe_options(plugin)]
+    return lines
+
+
+def _use_case_lines(name: str) -> list[str]:
+    use_case = load_use_case(name)
+    lines = [f"  [bold]{escape(name)}[/]  {escape(use_case.description)}"]
+    for option, decl in use_case.options.items():
+        about = f" - {decl['description']}" if decl.get("description") else ""
+        lines.append(f"      --option {option}=...  default {decl.get('default')!r}{escape(about)}")
+    return lines
+
+
+def plain(text: str) -> str:
+    """Docstring markup as plain text: ``name`` -> name."""
+    return re.sub(r"``(.+?)``", r"\1", text)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stellar.errors import StellarError
+from stellar.errors import StellarError, plugin_fault
 from stellar.features import FeatureSpace
 from stellar.registry import check_options, resolve
 from stellar.search.base import Algorithm
@@ -21,8 +21,8 @@ def make_algorithm(
     options = check_options(plugin, options, "algorithm")
     try:
         return plugin.load()(space, n_objectives=n_objectives, seed=seed, **options)
-    except (TypeError, ValueError) as exc:
-        raise StellarError(f"algorithm {name}: {exc}") from None
+    except Exception as exc:  # a plugin's own check of its options
+        raise StellarError(f"algorithm {name}: {plugin_fault(exc)}") from None
 
 
 __all__ = ["Algorithm", "make_algorithm"]

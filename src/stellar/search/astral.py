@@ -16,6 +16,8 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from stellar.features import Candidate, FeatureSpace
 
 TRIES = 20  # random completions tried per cell (validity) and per visit
@@ -26,6 +28,17 @@ Cell = tuple[int, ...]  # value indices of the cell features
 
 class AstralSearch:
     """Asks one candidate per cell visit, ``population`` visits at a time; ignores scores."""
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        population: int = Field(20, ge=1, description="cell visits per batch")
+        cells: list[str] | None = Field(
+            None,
+            description="features whose value combinations are the cells (default: "
+            "the style features and the first content feature)",
+        )
+        per_cell: int = Field(1, ge=1, description="tests per cell (rounds)")
 
     name = "astral"
 

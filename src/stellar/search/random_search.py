@@ -5,11 +5,18 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from stellar.features import Candidate, FeatureSpace
 
 
 class RandomSearch:
     """Asks batches of ``population`` uniformly random candidates; ignores scores."""
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        population: int = Field(20, ge=1, description="candidates per batch")
 
     name = "random"
 

@@ -22,6 +22,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
 from testflows.combinatorics import CoveringArray
 
 from stellar.features import Candidate, FeatureSpace
@@ -100,6 +101,12 @@ class TwiseSearch:
     ``strength`` larger than the number of features is clipped to it (``self.strength``).
     When the rows run out, ``ask()`` returns ``[]`` and the run ends as exhausted.
     """
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        population: int = Field(20, ge=1, description="rows asked per batch")
+        strength: int = Field(4, ge=1, description="t: every t-tuple of values is covered")
 
     name = "twise"
 
