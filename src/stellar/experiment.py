@@ -50,7 +50,12 @@ def prepare(root: Path, plan: Plan) -> None:
     if path.exists():
         stored = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         keys = ("config", "tests", "time", "overrides", "settings")
-        differs = [k for k in keys if stored.get(k) != wanted[k]]
+        differs = [
+            f"{key}.{sub}" if isinstance(wanted[key], dict) else key
+            for key in keys
+            if stored.get(key) != wanted[key]
+            for sub in _changed(stored.get(key), wanted[key])
+        ]
         if differs:
             raise StellarError(
                 f"{root} holds an experiment with other settings ({', '.join(differs)}); "
@@ -131,6 +136,13 @@ def execute(
                     summary, error = None, f"{type(exc).__name__}: {exc}"
                 on_done(algorithm, seed, summary, error)
     return runs, skipped
+
+
+def _changed(old: Any, new: Any) -> list[str]:
+    """The keys whose values differ, for mappings; one entry otherwise."""
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return [""]
+    return sorted(k for k in {*old, *new} if old.get(k) != new.get(k))
 
 
 def _union(first: Sequence[Any], second: Sequence[Any]) -> list[Any]:

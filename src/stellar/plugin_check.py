@@ -30,7 +30,12 @@ def check_plugins(config: RunConfig) -> None:
         component: Component = getattr(config, role)
         plugin = resolve(role, component.plugin)
         where = f"{role}.options" if component.type == "python" else role
-        component.options = _checked(plugin, component.options, where, config.usecase)
+        try:
+            component.options = _checked(plugin, component.options, where, config.usecase)
+        except StellarError as exc:
+            if component.type != "llm" or "needs the option" not in str(exc):
+                raise
+            raise StellarError(f"{exc} (a use case gives the prompts in llm_generator:)") from None
     fitness = resolve("fitness", config.fitness.target, "judge")
     config.fitness.options = _checked(
         fitness, config.fitness.options, "fitness.options", config.usecase

@@ -105,7 +105,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             console.print(f"[red]{algorithm} seed {seed} failed:[/] {escape(error)}")
         else:
             console.print(
-                f"{algorithm} seed {seed}: {summary['failures']} failures in "
+                f"{algorithm} seed {seed}: {summary['failures']} "
+                f"failure{'s' * (summary['failures'] != 1)} in "
                 f"{summary['tests']} tests ({summary['failure_ratio']:.1%}), "
                 f"{summary['elapsed']:.0f} s"
             )
