@@ -89,7 +89,7 @@ def test_get_embedder_caches_instances_per_name() -> None:
 
 
 def test_get_embedder_unknown_name_lists_valid_names() -> None:
-    with pytest.raises(ValueError, match=r"unknown embedder 'bert' \(built-in: hashing, minilm"):
+    with pytest.raises(ValueError, match=r"unknown embedder 'bert' \(registered: hashing, minilm"):
         get_embedder("bert")
 
 

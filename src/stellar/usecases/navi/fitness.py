@@ -3,7 +3,7 @@
 f1 = 0.55 R + 0.30 D + 0.15 P (paper): R is whether the answer is about the venue request,
 D whether it is direct (not verbose), P whether it offers a follow-up; each scored 0, 0.5
 or 1. Given a :class:`~stellar.fitness.judges.JudgeModel`, an LLM judge scores them
-(:class:`~stellar.fitness.judges.NaviResponseJudge`, details ``source: llm`` with its votes
+(:class:`~stellar.usecases.navi.judge.NaviResponseJudge`, details ``source: llm`` with its votes
 and reason); without one, an offline judge scores them with transparent rules
 (``source: offline``).
 
@@ -23,11 +23,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stellar.features import Candidate
-from stellar.fitness.judges import RESPONSE_WEIGHTS, JudgeModel, NaviResponseJudge
+from stellar.fitness.judges import JudgeModel
 from stellar.llm.base import PlannedCall
 from stellar.records import Evaluation, Response, TestInput
-from stellar.usecases.navi.poidb import POIDatabase
+from stellar.usecases.navi.judge import RESPONSE_WEIGHTS, NaviResponseJudge
+from stellar.usecases.navi.request import VenueRequest
 from stellar.usecases.navi.sources import open_pois
+from stellar.usecases.navi.store import POIDatabase
+from stellar.usecases.navi.vocabulary import PRICE_LEVELS
 
 WEIGHTS = {
     "category": 2.0,
@@ -37,7 +40,6 @@ WEIGHTS = {
     "payment": 1.0,
     "parking": 1.0,
 }
-PRICE_LEVELS = ("low", "medium", "high")
 RATING_SPAN = 1.5  # from the lowest requestable rating (3.5) to the highest (5.0)
 F1_WEIGHTS = RESPONSE_WEIGHTS  # R, D, P
 DIRECT_WORDS, VERBOSE_WORDS = 45, 80
@@ -57,23 +59,10 @@ CATEGORY_WORDS = {
 }
 
 
-def request_of(values: Mapping[str, Any]) -> dict[str, Any]:
-    """The constraints a candidate asks for, in the database's terms ("none" = not asked)."""
-    request: dict[str, Any] = {"category": values["category"]}
-    for name in ("cuisine", "price", "payment"):
-        if values.get(name, "none") != "none":
-            request[name] = values[name]
-    if values.get("rating", "none") != "none":
-        request["min_rating"] = float(values["rating"])
-    if values.get("parking", "none") == "available":
-        request["parking"] = True
-    return request
-
-
-def poi_score(request: Mapping[str, Any], poi: Mapping[str, Any]) -> float:
+def poi_score(request: VenueRequest, poi: Mapping[str, Any]) -> float:
     """Weighted, normalised agreement of one returned POI with the request."""
     total = weight = 0.0
-    for name, want in request.items():
+    for name, want in request.to_dict().items():
         key = "rating" if name == "min_rating" else name
         w = WEIGHTS[key]
         total += w * (1.0 - _distance(key, want, poi.get(key)))
@@ -100,7 +89,7 @@ def _distance(name: str, want: Any, have: Any) -> float:
 
 
 def content_fitness(
-    request: Mapping[str, Any], pois: Sequence[Mapping[str, Any]], satisfiable: bool
+    request: VenueRequest, pois: Sequence[Mapping[str, Any]], satisfiable: bool
 ) -> float:
     """f2: the best returned POI's score; 1 for an honest empty answer to an impossible request."""
     if not pois:
@@ -109,11 +98,11 @@ def content_fitness(
 
 
 def response_dimensions(
-    request: Mapping[str, Any], answer: str, pois: Sequence[Mapping[str, Any]]
+    request: VenueRequest, answer: str, pois: Sequence[Mapping[str, Any]]
 ) -> dict[str, float]:
     """Offline judge of R (relevance), D (directness), P (follow-up), each 0, 0.5 or 1."""
     text = answer.lower()
-    category = request["category"]
+    category = request.category
     named = [p for p in pois if p.get("name") and p["name"].lower() in text]
     if any(p.get("category") == category for p in named):
         relevance = 1.0
@@ -165,9 +154,9 @@ class NaviFitness:
     async def evaluate(
         self, candidate: Candidate, test_input: TestInput, response: Response
     ) -> Evaluation:
-        request = request_of(candidate.values)
+        request = VenueRequest.from_features(candidate.values)
         pois = pois_of(response)
-        satisfiable = self.db.satisfiable(**request)
+        satisfiable = self.db.satisfiable(request)
         if self.judge is None:
             dims = response_dimensions(request, response.text, pois)
             f1 = sum(F1_WEIGHTS[k] * v for k, v in dims.items())
@@ -184,7 +173,7 @@ class NaviFitness:
             excluded=not satisfiable,
             details={
                 **judged,
-                "request": request,
+                "request": request.to_dict(),
                 "poi_exists": satisfiable,
                 "content_scored": scored,
             },

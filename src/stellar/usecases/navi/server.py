@@ -8,7 +8,8 @@ Endpoints:
 
 Errors are JSON too: ``{"error": "..."}`` with 400 (bad JSON, missing or non-string text),
 404 (unknown path), 405 (wrong method), 413 (body too large) or 500 (the assistant failed).
-Run it with ``python -m stellar.usecases.navi.server --port 8080``.
+Run it with ``stellar serve navi`` (:func:`build_server`) or
+``python -m stellar.usecases.navi.server --port 8080``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from stellar.usecases.navi.assistant import NavigationAssistant
+from stellar.usecases.navi.assistant import NavigationAssistant, navi_assistant
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +130,12 @@ def make_server(
     server.assistant = assistant if assistant is not None else NavigationAssistant()
     server.verbose = verbose
     return server
+
+
+def build_server(host: str, port: int, pois: str = "generated") -> ThreadingHTTPServer:
+    """A ready (not yet serving) server with the shared assistant for the venue source ``pois``
+    (the use case's ``serve`` hook)."""
+    return make_server(port, host, navi_assistant(pois=pois))
 
 
 def serve(

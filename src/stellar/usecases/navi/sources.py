@@ -1,4 +1,4 @@
-"""Opening the POI database of a run by source name, once per process.
+"""Venue sources by name, each built once into a cached POI database.
 
 Sources: ``generated`` (the reproducible synthetic city, default), ``multiwoz`` (the real
 Cambridge venues of MultiWOZ shipped with the package, MIT licence), ``multiwoz:DIR`` and
@@ -8,15 +8,18 @@ Cambridge venues of MultiWOZ shipped with the package, MIT licence), ``multiwoz:
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import threading
 from pathlib import Path
 
-from stellar.usecases.navi.poidb import (
-    POIDatabase,
-    build_database,
-    default_cache_path,
-    default_database,
-)
+from stellar.usecases.navi.city import GENERATOR_VERSION, generate_pois
+from stellar.usecases.navi.multiwoz import load_multiwoz
+from stellar.usecases.navi.poi import POIDataError
+from stellar.usecases.navi.store import POIDatabase
+from stellar.usecases.navi.yelp import load_yelp
+
+log = logging.getLogger(__name__)
 
 PACKAGED_MULTIWOZ = Path(__file__).parent / "data" / "multiwoz"
 _open: dict[str, POIDatabase] = {}
@@ -43,3 +46,60 @@ def _build(source: str) -> POIDatabase:
     path = default_cache_path().with_name(f"navi-pois-{kind}-{digest}.sqlite")
     path.parent.mkdir(parents=True, exist_ok=True)
     return build_database(source, path)
+
+
+def default_cache_path(seed: int = 0) -> Path:
+    """Where :func:`default_database` keeps the generated database ($STELLAR_CACHE_DIR or
+    ``~/.cache/stellar``)."""
+    root = os.environ.get("STELLAR_CACHE_DIR")
+    directory = Path(root) if root else Path.home() / ".cache" / "stellar"
+    return directory / f"navi-pois-seed{seed}-v{GENERATOR_VERSION}.sqlite"
+
+
+def _generated_source(seed: int) -> str:
+    return f"generated:seed={seed}:v{GENERATOR_VERSION}"
+
+
+def default_database(path: Path | None = None, seed: int = 0) -> POIDatabase:
+    """The generated database for ``seed``: built once (atomically) at ``path``, then reopened.
+
+    A file at ``path`` that is not a POI database or came from another source is rebuilt.
+    """
+    path = default_cache_path(seed) if path is None else Path(path)
+    source = _generated_source(seed)
+    if path.is_file():
+        try:
+            database = POIDatabase.open(path)
+        except POIDataError:
+            log.warning("rebuilding unreadable POI cache %s", path)
+        else:
+            if database.source == source:
+                return database
+            database.close()
+    return POIDatabase.create(path, generate_pois(seed), source=source)
+
+
+def build_database(source: str, path: str | os.PathLike[str], seed: int = 0) -> POIDatabase:
+    """Build a database at ``path`` from ``"generated"``, ``"multiwoz:DIR"`` or ``"yelp:FILE"``.
+
+    Raises :class:`POIDataError` (a ValueError) for an unknown source, a missing file or
+    directory, or a source without any usable POI.
+    """
+    kind, _, location = source.partition(":")
+    if source == "generated":
+        pois, source = generate_pois(seed), _generated_source(seed)
+    elif kind == "multiwoz" and location:
+        if not Path(location).is_dir():
+            raise POIDataError(f"MultiWOZ directory not found: {location}")
+        pois = load_multiwoz(location)
+    elif kind == "yelp" and location:
+        if not Path(location).is_file():
+            raise POIDataError(f"Yelp business file not found: {location}")
+        pois = load_yelp(location)
+    else:
+        raise POIDataError(
+            f"unknown POI source {source!r}; expected 'generated', 'multiwoz:DIR' or 'yelp:FILE'"
+        )
+    if not pois:
+        raise POIDataError(f"POI source {source!r} contains no usable venues")
+    return POIDatabase.create(path, pois, source=source)

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from stellar.text.embeddings import get_embedder
-from stellar.usecases.navi.assistant import NavigationAssistant
-from stellar.usecases.navi.poidb import default_database
-from stellar.usecases.navi.server import MAX_BODY_BYTES, make_server
+from stellar.usecases.navi.assistant import NavigationAssistant, navi_assistant
+from stellar.usecases.navi.server import MAX_BODY_BYTES, build_server, make_server
+from stellar.usecases.navi.sources import default_database
 
 POI_KEYS = {"name", "category", "cuisine", "rating", "price", "payment", "parking", "address"}
 
@@ -130,3 +130,12 @@ def test_requests_are_not_logged(base_url: str, capfd: pytest.CaptureFixture[str
     post(f"{base_url}/query", {"text": "a bar"})
     call(f"{base_url}/health")
     assert "POST" not in capfd.readouterr().err
+
+
+def test_build_server_serves_the_shared_assistant_of_a_venue_source() -> None:
+    server = build_server("127.0.0.1", 0, pois="generated")
+    try:
+        assert server.assistant is navi_assistant("generated")  # type: ignore[attr-defined]
+        assert server.server_address[0] == "127.0.0.1" and server.server_address[1] > 0
+    finally:
+        server.server_close()

@@ -24,13 +24,8 @@ from stellar.text.perturbations import (
     identity,
 )
 from stellar.usecases.navi import realiser
-from stellar.usecases.navi.realiser import (
-    CUISINE_DISHES,
-    LEXICONS,
-    PERTURBATION_OPERATORS,
-    NaviRealiser,
-    realise,
-)
+from stellar.usecases.navi.realiser import NaviRealiser, realise
+from stellar.usecases.navi.realiser_lexicon import CUISINE_DISHES, LEXICONS, PERTURBATION_OPERATORS
 
 FEATURES = Path(realiser.__file__).parent / "features.yaml"
 SPACE = load_feature_space(FEATURES)

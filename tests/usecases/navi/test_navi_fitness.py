@@ -1,3 +1,5 @@
+"""Tests for the navigation use case's fitness (stellar.usecases.navi.fitness)."""
+
 import asyncio
 
 import pytest
@@ -8,10 +10,11 @@ from stellar.usecases.navi.fitness import (
     NaviFitness,
     content_fitness,
     poi_score,
-    request_of,
     response_dimensions,
 )
-from stellar.usecases.navi.poidb import POI, POIDatabase
+from stellar.usecases.navi.poi import POI
+from stellar.usecases.navi.request import VenueRequest
+from stellar.usecases.navi.store import POIDatabase
 
 
 def poi(**kw):
@@ -28,28 +31,15 @@ def poi(**kw):
     return {**base, **kw}
 
 
-def test_request_of_reads_only_asked_constraints():
-    values = {
-        "category": "cafe",
-        "cuisine": "none",
-        "rating": 4.0,
-        "price": "none",
-        "payment": "contactless",
-        "parking": "none",
-        "slang": "slangy",
-    }
-    assert request_of(values) == {"category": "cafe", "min_rating": 4.0, "payment": "contactless"}
-
-
 def test_venue_has_weight_two():
-    request = {"category": "restaurant", "cuisine": "chinese"}
+    request = VenueRequest("restaurant", cuisine="chinese")
     assert poi_score(request, poi(category="bar", cuisine="chinese")) == pytest.approx(1 / 3)
     assert poi_score(request, poi(cuisine="thai")) == pytest.approx(2 / 3)
     assert poi_score(request, poi()) == 1.0
 
 
 def test_cuisine_is_categorical():
-    request = {"category": "restaurant", "cuisine": "thai"}
+    request = VenueRequest("restaurant", cuisine="thai")
     assert poi_score(request, poi(cuisine="thai")) == 1.0
     assert poi_score(request, poi(cuisine="vietnamese")) == pytest.approx(2 / 3)
     assert poi_score(request, poi(cuisine=None)) == pytest.approx(2 / 3)
@@ -67,12 +57,12 @@ def test_cuisine_is_categorical():
     ],
 )
 def test_rating_is_ordinal_and_penalty_grows_with_violation(rating, expected):
-    request = {"category": "restaurant", "min_rating": 4.5}
+    request = VenueRequest("restaurant", min_rating=4.5)
     assert poi_score(request, poi(rating=rating)) == pytest.approx(expected)
 
 
 def test_rating_penalty_is_monotonic():
-    request = {"category": "restaurant", "min_rating": 5.0}
+    request = VenueRequest("restaurant", min_rating=5.0)
     scores = [poi_score(request, poi(rating=r)) for r in (5.0, 4.5, 4.0, 3.5, 3.0)]
     assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
 
@@ -81,7 +71,7 @@ def test_rating_penalty_is_monotonic():
     ("have", "expected"), [("low", 1.0), ("medium", 1 - 0.5 / 3), ("high", 2 / 3), (None, 2 / 3)]
 )
 def test_price_levels_match_by_distance(have, expected):
-    assert poi_score({"category": "restaurant", "price": "low"}, poi(price=have)) == (
+    assert poi_score(VenueRequest("restaurant", price="low"), poi(price=have)) == (
         pytest.approx(expected)
     )
 
@@ -90,18 +80,18 @@ def test_price_levels_match_by_distance(have, expected):
     ("payment", "expected"), [(["cash", "credit card"], 1.0), (["cash"], 2 / 3), ([], 2 / 3)]
 )
 def test_payment_must_be_accepted(payment, expected):
-    request = {"category": "restaurant", "payment": "credit card"}
+    request = VenueRequest("restaurant", payment="credit card")
     assert poi_score(request, poi(payment=payment)) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(("parking", "expected"), [(True, 1.0), (False, 2 / 3), (None, 2 / 3)])
 def test_parking_reads_the_returned_poi(parking, expected):
-    request = {"category": "hotel", "parking": True}
+    request = VenueRequest("hotel", parking=True)
     assert poi_score(request, poi(category="hotel", parking=parking)) == pytest.approx(expected)
 
 
 def test_content_fitness_cases():
-    request = {"category": "restaurant", "cuisine": "thai"}
+    request = VenueRequest("restaurant", cuisine="thai")
     assert content_fitness(request, [], satisfiable=False) == 1.0  # honest "nothing here"
     assert content_fitness(request, [], satisfiable=True) == 0.0  # search missed existing POIs
     best = content_fitness(request, [poi(cuisine="greek"), poi(cuisine="thai")], True)
@@ -110,7 +100,7 @@ def test_content_fitness_cases():
 
 
 def test_response_dimensions():
-    request = {"category": "restaurant"}
+    request = VenueRequest("restaurant")
     good = "I found Golden Dragon, a Chinese restaurant rated 4.5. Shall I navigate there?"
     assert response_dimensions(request, good, [poi()]) == {"R": 1.0, "D": 1.0, "P": 1.0}
     clarify = "Sorry, I did not understand. What kind of place are you looking for?"

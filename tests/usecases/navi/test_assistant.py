@@ -9,22 +9,14 @@ import pytest
 
 from stellar.records import Response
 from stellar.text.embeddings import get_embedder
-from stellar.usecases.navi.assistant import (
-    NavigationAssistant,
-    Request,
-    navi_assistant,
-    normalise,
-    read_constraints,
-    relaxations,
-)
-from stellar.usecases.navi.poidb import (
-    ABSENT_COMBINATIONS,
-    CATEGORIES,
-    PAYMENT_METHODS,
-    PRICE_LEVELS,
-    POIDatabase,
-    default_database,
-)
+from stellar.usecases.navi.assistant import NavigationAssistant, navi_assistant
+from stellar.usecases.navi.city import ABSENT_COMBINATIONS
+from stellar.usecases.navi.request import VenueRequest
+from stellar.usecases.navi.sources import default_database
+from stellar.usecases.navi.store import POIDatabase
+from stellar.usecases.navi.understanding import normalise, read_constraints
+from stellar.usecases.navi.venue_search import distance_km, relaxations
+from stellar.usecases.navi.vocabulary import CATEGORIES, PAYMENT_METHODS, PRICE_LEVELS
 
 POI_KEYS = {"name", "category", "cuisine", "rating", "price", "payment", "parking", "address"}
 
@@ -110,10 +102,10 @@ def test_plain_requests_cover_the_feature_values() -> None:
 def test_plain_request_is_understood_and_answered(
     assistant: NavigationAssistant, db: POIDatabase, text: str, expected: dict[str, Any]
 ) -> None:
-    request = assistant.understand(text)
-    assert request.constraints() == expected
-    assert request.via == "lexicon"
-    assert db.satisfiable(**expected)  # so no relaxation is needed
+    understood = assistant.understand(text)
+    assert understood.venue is not None and understood.venue.to_dict() == expected
+    assert understood.via == "lexicon"
+    assert db.satisfiable(VenueRequest(**expected))  # so no relaxation is needed
 
     response = assistant.answer(text)
     assert isinstance(response, Response)
@@ -134,10 +126,8 @@ def test_answer_is_short_and_names_what_was_asked(assistant: NavigationAssistant
 
 
 def test_pois_are_the_nearest_matches(assistant: NavigationAssistant, db: POIDatabase) -> None:
-    from stellar.usecases.navi.assistant import distance_km
-
     lat, lon = assistant.position
-    matches = db.query("bakery", price="low", limit=None)
+    matches = db.query(VenueRequest("bakery", price="low"), limit=None)
     nearest = min(distance_km(lat, lon, p.lat, p.lon) for p in matches)
     first = assistant.answer("Is there a cheap bakery nearby?").data[0]
     poi = next(p for p in matches if p.name == first["name"])
@@ -204,8 +194,8 @@ def test_cuisine_name_beats_dish_word_and_implies_a_restaurant() -> None:
 
 
 def test_cuisine_is_dropped_for_venues_without_one(assistant: NavigationAssistant) -> None:
-    request = assistant.understand("Find a German bakery")
-    assert request.category == "bakery" and request.cuisine is None
+    venue = assistant.understand("Find a German bakery").venue
+    assert venue == VenueRequest("bakery")
 
 
 def test_normalise() -> None:
@@ -230,9 +220,9 @@ def test_normalise() -> None:
 def test_noisy_words_lose_a_constraint(
     assistant: NavigationAssistant, text: str, field: str, missed: Any
 ) -> None:
-    request = assistant.understand(text)
-    assert request.category is not None
-    assert getattr(request, field) is None
+    venue = assistant.understand(text).venue
+    assert venue is not None
+    assert getattr(venue, field) is None
 
 
 def test_misread_rating_returns_pois_below_it(assistant: NavigationAssistant) -> None:
@@ -252,9 +242,9 @@ def test_slang_and_homophones_are_not_in_the_lexicon(
     assistant: NavigationAssistant, text: str
 ) -> None:
     assert read_constraints(normalise(text))["category"] is None
-    request = assistant.understand(text)
-    assert request.via != "lexicon"
-    assert request.category is None  # and the embedding fallback is not confident either
+    understood = assistant.understand(text)
+    assert understood.via != "lexicon"
+    assert understood.venue is None  # and the embedding fallback is not confident either
 
 
 # --------------------------------------------------------------------------------------------
@@ -274,28 +264,28 @@ def test_slang_and_homophones_are_not_in_the_lexicon(
 def test_embedding_fallback_understands_clear_implicit_needs(
     assistant: NavigationAssistant, text: str, category: str
 ) -> None:
-    request = assistant.understand(text)
-    assert request.category == category
-    assert request.via == "embedding"
-    assert request.similarity >= assistant.similarity_threshold
+    understood = assistant.understand(text)
+    assert understood.venue is not None and understood.venue.category == category
+    assert understood.via == "embedding"
+    assert understood.similarity >= assistant.similarity_threshold
     response = assistant.answer(text)
     assert response.data and all(poi["category"] == category for poi in response.data)
     assert response.text.startswith("It sounds like you are looking for a")
 
 
 def test_embedding_fallback_keeps_lexicon_constraints(assistant: NavigationAssistant) -> None:
-    request = assistant.understand("I'm hungry, something cheap with parking please")
-    assert request.constraints() == {"category": "restaurant", "price": "low", "parking": True}
-    assert request.via == "embedding"
+    understood = assistant.understand("I'm hungry, something cheap with parking please")
+    assert understood.venue == VenueRequest("restaurant", price="low", parking=True)
+    assert understood.via == "embedding"
 
 
 @pytest.mark.parametrize(
     "text", ["blorf snazzle wibble", "The weather is nice today", "What time is it?"]
 )
 def test_nonsense_gets_a_clarifying_question(assistant: NavigationAssistant, text: str) -> None:
-    request = assistant.understand(text)
-    assert request.category is None and request.via is None
-    assert request.similarity < assistant.similarity_threshold
+    understood = assistant.understand(text)
+    assert understood.venue is None and understood.via is None
+    assert understood.similarity < assistant.similarity_threshold
     response = assistant.answer(text)
     assert response.data == []
     assert "?" in response.text and "what kind of place" in response.text
@@ -303,9 +293,9 @@ def test_nonsense_gets_a_clarifying_question(assistant: NavigationAssistant, tex
 
 def test_threshold_is_a_setting(db: POIDatabase) -> None:
     strict = NavigationAssistant(db=db, similarity_threshold=0.99)
-    assert strict.understand("I'm starving, where can I eat?").category is None
+    assert strict.understand("I'm starving, where can I eat?").venue is None
     lax = NavigationAssistant(db=db, similarity_threshold=-1.0)
-    assert lax.understand("blorf snazzle wibble").category is not None
+    assert lax.understand("blorf snazzle wibble").venue is not None
 
 
 def test_empty_text_is_a_clarifying_question(assistant: NavigationAssistant) -> None:
@@ -334,13 +324,14 @@ def test_absent_texts_cover_every_absent_combination() -> None:
 
 @pytest.mark.parametrize(("text", "combination"), ABSENT_TEXTS.items(), ids=list(ABSENT_TEXTS))
 def test_unsatisfiable_requests_are_answered_honestly(
-    assistant: NavigationAssistant, text: str, combination: dict[str, Any]
+    assistant: NavigationAssistant, text: str, combination: VenueRequest
 ) -> None:
-    assert assistant.understand(text).constraints() == combination
+    assert assistant.understand(text).venue == combination
     response = assistant.answer(text)
-    kept = {k: v for k, v in combination.items() if k in ("category", "cuisine")}
+    asked = combination.to_dict()
+    kept = {k: v for k, v in asked.items() if k in ("category", "cuisine")}
     assert all(satisfies(poi, kept) for poi in response.data)  # never relaxed
-    assert not any(satisfies(poi, combination) for poi in response.data)
+    assert not any(satisfies(poi, asked) for poi in response.data)
     if response.data:
         assert "couldn't find an exact match" in response.text
         assert response.data[0]["name"] in response.text
@@ -366,12 +357,12 @@ def test_greek_cafe_has_no_closest_match(assistant: NavigationAssistant) -> None
 
 def test_relaxation_order() -> None:
     steps = relaxations(
-        {"category": "cafe", "min_rating": 2.0, "price": "low", "payment": "cash", "parking": True}
+        VenueRequest("cafe", min_rating=2.0, price="low", payment="cash", parking=True)
     )
     given_up = [relaxed for _, relaxed in steps]
     assert given_up[:3] == [["payment"], ["payment", "parking"], ["payment", "parking", "price"]]
-    assert [c.get("min_rating") for c, _ in steps[3:]] == [1.5, 1.0, None]
-    assert steps[-1][0] == {"category": "cafe"}
+    assert [r.min_rating for r, _ in steps[3:]] == [1.5, 1.0, None]
+    assert steps[-1][0] == VenueRequest("cafe")
 
 
 # --------------------------------------------------------------------------------------------
@@ -382,17 +373,17 @@ def test_relaxation_order() -> None:
 def test_profanity_gets_a_de_escalating_reply_and_no_search(
     assistant: NavigationAssistant,
 ) -> None:
-    request = assistant.understand("What the fuck, find me a bar")
-    assert request.abusive and request.category is None
+    understood = assistant.understand("What the fuck, find me a bar")
+    assert understood.abusive and understood.venue is None
     response = assistant.answer("What the fuck, find me a bar")
     assert response.data == []
     assert "sorry" in response.text.lower() and "?" in response.text
 
 
 def test_insult_in_its_own_clause_is_redacted(assistant: NavigationAssistant) -> None:
-    request = assistant.understand("Listen, you idiot, I need a cheap bakery")
-    assert request.rude and not request.abusive
-    assert request.constraints() == {"category": "bakery", "price": "low"}
+    understood = assistant.understand("Listen, you idiot, I need a cheap bakery")
+    assert understood.rude and not understood.abusive
+    assert understood.venue == VenueRequest("bakery", price="low")
     response = assistant.answer("Listen, you idiot, I need a cheap bakery")
     assert response.text.startswith("I'm sorry for the frustration")
     assert response.data
@@ -446,13 +437,6 @@ def test_call_is_answer(assistant: NavigationAssistant) -> None:
     assert assistant("Find a cheap Indian restaurant") == assistant.answer(
         "Find a cheap Indian restaurant"
     )
-
-
-def test_request_constraints_leave_out_unset_fields() -> None:
-    assert Request(category="bar", price="low", via="lexicon").constraints() == {
-        "category": "bar",
-        "price": "low",
-    }
 
 
 def test_factory_shares_one_instance_per_source() -> None:

@@ -32,8 +32,8 @@ def test_default_run_needs_no_arguments(tmp_path):
 def test_run_on_real_multiwoz_venues(tmp_path):
     result = stellar(
         "run",
-        "--pois",
-        "multiwoz",
+        "--option",
+        "pois=multiwoz",
         "--tests",
         "20",
         "--population",
