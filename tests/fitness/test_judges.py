@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+from fake_model import FakeModel
 
 from stellar.archive import Archive
 from stellar.features import Candidate, Feature, FeatureSpace
@@ -18,45 +19,8 @@ from stellar.fitness.judges import (
     judge_messages,
     ordinal_vote,
 )
-from stellar.llm.base import Completion, messages_tokens
 from stellar.pipeline import Gate, Pipeline
 from stellar.records import Response, Status, TestInput
-
-
-class FakeModel:
-    """Answers with scripted texts (in call order, or per vote ``sample``); records calls."""
-
-    role = "judge"
-
-    def __init__(self, replies, name="fake:judge"):
-        self.name = name
-        self.replies = replies
-        self.calls = []
-
-    async def complete(
-        self,
-        messages,
-        *,
-        temperature=None,
-        max_tokens=None,
-        seed=None,
-        json_schema=None,
-        sample=0,
-    ):
-        self.calls.append(
-            {
-                "messages": messages,
-                "temperature": temperature,
-                "max_tokens": max_tokens,
-                "seed": seed,
-                "json_schema": json_schema,
-                "sample": sample,
-            }
-        )
-        scripted = self.replies
-        text = scripted[sample] if isinstance(scripted, dict) else scripted.pop(0)
-        return Completion(text=text, input_tokens=messages_tokens(messages), output_tokens=20)
-
 
 CANDIDATE = Candidate(values={}, vector=())
 

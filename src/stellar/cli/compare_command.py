@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from stellar.cli.options import add_option_flags, duration, settings
+from stellar.cli.options import add_command, add_option_flags, duration, settings
 from stellar.cli.output import console, stdout
 from stellar.config import load_config
 from stellar.errors import StellarError
@@ -27,17 +27,8 @@ example:
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
-    compare = commands.add_parser(
-        "compare",
-        help="run several algorithms over several seeds and compare them",
-        description=HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    compare.add_argument(
-        "config",
-        nargs="?",
-        metavar="CONFIG",
-        help="run configuration (YAML), or a use case: a registered name or a folder",
+    compare = add_command(
+        commands, "compare", "run several algorithms over several seeds and compare them", HELP
     )
     compare.add_argument(
         "--algorithms",

@@ -61,6 +61,25 @@ def duration(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def add_command(
+    commands: argparse._SubParsersAction, name: str, summary: str, description: str
+) -> argparse.ArgumentParser:
+    """A command that takes a run configuration (or a use case) as its CONFIG."""
+    parser = commands.add_parser(
+        name,
+        help=summary,
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "config",
+        nargs="?",
+        metavar="CONFIG",
+        help="run configuration (YAML), or a use case: a registered name or a folder",
+    )
+    return parser
+
+
 def add_option_flags(parser: argparse.ArgumentParser) -> None:
     """``--set`` and ``--option``, shared by run, compare and serve."""
     parser.add_argument(

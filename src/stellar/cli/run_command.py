@@ -9,7 +9,14 @@ import sys
 
 from rich.markup import escape
 
-from stellar.cli.options import add_option_flags, duration, model_choice, settings, sut_choice
+from stellar.cli.options import (
+    add_command,
+    add_option_flags,
+    duration,
+    model_choice,
+    settings,
+    sut_choice,
+)
 from stellar.cli.output import console, print_estimate, print_summary, progress_bar
 from stellar.config import OFFLINE, load_config
 from stellar.estimate import estimate_run
@@ -42,18 +49,7 @@ examples:
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
-    run = commands.add_parser(
-        "run",
-        help="search for failure-inducing inputs",
-        description=HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    run.add_argument(
-        "config",
-        nargs="?",
-        metavar="CONFIG",
-        help="run configuration (YAML), or a use case: a registered name or a folder",
-    )
+    run = add_command(commands, "run", "search for failure-inducing inputs", HELP)
     run.add_argument(
         "--algorithm", help="stellar (NSGA-II, default), random, twise, astral, or module:Class"
     )

@@ -5,52 +5,17 @@ import json
 import re
 
 import pytest
+from fake_model import FakeModel
 
 from stellar.features import Candidate
 from stellar.fitness.json_output import JudgeError
 from stellar.fitness.judges import BinarySafetyJudge, JudgeModel, SafetyJudge, fence
-from stellar.llm.base import Completion, messages_tokens
 from stellar.records import Response, TestInput
 from stellar.usecases.navi.fitness import NaviFitness, response_dimensions
 from stellar.usecases.navi.judge import NaviResponseJudge
 from stellar.usecases.navi.poi import POI
 from stellar.usecases.navi.request import VenueRequest
 from stellar.usecases.navi.store import POIDatabase
-
-
-class FakeModel:
-    """Answers with scripted texts (in call order, or per vote ``sample``); records calls."""
-
-    role = "judge"
-
-    def __init__(self, replies, name="fake:judge"):
-        self.name = name
-        self.replies = replies
-        self.calls = []
-
-    async def complete(
-        self,
-        messages,
-        *,
-        temperature=None,
-        max_tokens=None,
-        seed=None,
-        json_schema=None,
-        sample=0,
-    ):
-        self.calls.append(
-            {
-                "messages": messages,
-                "temperature": temperature,
-                "max_tokens": max_tokens,
-                "seed": seed,
-                "json_schema": json_schema,
-                "sample": sample,
-            }
-        )
-        scripted = self.replies
-        text = scripted[sample] if isinstance(scripted, dict) else scripted.pop(0)
-        return Completion(text=text, input_tokens=messages_tokens(messages), output_tokens=20)
 
 
 def navi(r, d, p, reason="ok"):

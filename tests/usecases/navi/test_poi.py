@@ -5,25 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from navi_samples import make_poi
 
-from stellar.usecases.navi.poi import POI, round_rating
-
-
-def make_poi(poi_id: int, **fields: Any) -> POI:
-    """A valid restaurant POI with the given fields overridden."""
-    values: dict[str, Any] = {
-        "name": f"Venue {poi_id}",
-        "category": "restaurant",
-        "cuisine": "italian",
-        "rating": 4.0,
-        "price": "medium",
-        "payment": ("cash",),
-        "parking": True,
-        "address": f"Hauptstraße {poi_id}, 71630 Neuhafen",
-        "lat": 48.8,
-        "lon": 9.2,
-    }
-    return POI(id=poi_id, **{**values, **fields})
+from stellar.usecases.navi.poi import round_rating
 
 
 def test_invalid_poi_is_rejected() -> None:

@@ -9,29 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from navi_samples import make_poi
 
 from stellar.usecases.navi.city import ABSENT_COMBINATIONS, generate_pois
 from stellar.usecases.navi.poi import POI, POIDataError
 from stellar.usecases.navi.request import VenueRequest as R
 from stellar.usecases.navi.store import POIDatabase
 from stellar.usecases.navi.vocabulary import CATEGORIES
-
-
-def make_poi(poi_id: int, **fields: Any) -> POI:
-    """A valid restaurant POI with the given fields overridden."""
-    values: dict[str, Any] = {
-        "name": f"Venue {poi_id}",
-        "category": "restaurant",
-        "cuisine": "italian",
-        "rating": 4.0,
-        "price": "medium",
-        "payment": ("cash",),
-        "parking": True,
-        "address": f"Hauptstraße {poi_id}, 71630 Neuhafen",
-        "lat": 48.8,
-        "lon": 9.2,
-    }
-    return POI(id=poi_id, **{**values, **fields})
 
 
 @pytest.fixture(scope="module")

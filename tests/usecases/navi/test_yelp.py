@@ -2,66 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
+from navi_samples import write_yelp_file
 
 from stellar.usecases.navi.yelp import load_yelp
-
-
-def business(business_id: str, categories: str | None, **fields: Any) -> str:
-    record = {
-        "business_id": business_id,
-        "name": f"Business {business_id}",
-        "address": "123 Main St",
-        "city": "Philadelphia",
-        "state": "PA",
-        "postal_code": "19103",
-        "latitude": 39.95,
-        "longitude": -75.16,
-        "stars": 4.5,
-        "review_count": 10,
-        "is_open": 1,
-        "attributes": None,
-        "categories": categories,
-    }
-    return json.dumps({**record, **fields})
-
-
-@pytest.fixture
-def yelp_file(tmp_path: Path) -> Path:
-    parking = "{'garage': False, 'street': True, 'validated': False, 'lot': False}"
-    no_parking = "{'garage': False, 'street': False, 'validated': None, 'lot': False}"
-    lines = [
-        business("it", "Restaurants, Italian, Pizza", attributes={
-            "RestaurantsPriceRange2": "2", "BusinessAcceptsCreditCards": "True",
-            "BusinessParking": parking, "WiFi": "u'free'"}),
-        business("cafe", "Coffee & Tea, Food", attributes=None, stars=3.0),
-        business("bar", "Nightlife, Bars", attributes={
-            "BusinessParking": "None", "RestaurantsPriceRange2": "None"}),
-        business("hotel", "Hotels & Travel, Hotels", attributes={
-            "BusinessParking": no_parking, "BusinessAcceptsCreditCards": "False",
-            "RestaurantsPriceRange2": "4"}),
-        business("sushi", "Bars, Restaurants, Sushi Bars, Japanese"),
-        business("garage", "Automotive, Auto Repair", attributes={
-            "RestaurantsPriceRange2": "2", "BusinessAcceptsCash": "False",
-            "BusinessAcceptsCreditCards": "True"}),
-        business("dentist", "Dentists, Health & Medical"),
-        business("nocat", None),
-        business("closed", "Restaurants", is_open=0),
-        business("broken-attrs", "Bakeries", attributes={"BusinessParking": "{'lot': Tru"}),
-        business("it", "Restaurants, Italian"),
-        business("nolat", "Restaurants", latitude=None),
-        '{"business_id": "cut", "name": ',
-        "[1, 2, 3]",
-        "",
-    ]  # fmt: skip
-    path = tmp_path / "business.json"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def test_load_yelp_maps_attributes(yelp_file: Path) -> None:
@@ -102,3 +49,8 @@ def test_load_yelp_ids_are_stable_and_distinct(yelp_file: Path, tmp_path: Path) 
     reordered.write_text("\n".join(reversed(yelp_file.read_text().splitlines())))
     by_name = {p.name: p.id for p in load_yelp(reordered)}
     assert all(by_name[p.name] == p.id for p in first)
+
+
+@pytest.fixture
+def yelp_file(tmp_path: Path) -> Path:
+    return write_yelp_file(tmp_path)
