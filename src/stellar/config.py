@@ -24,8 +24,8 @@ from stellar.usecase import DEFAULT_RUN, is_use_case, load_use_case, read_yaml
 OFFLINE = "offline"  # --generator/--sut offline: the use case's own component
 LLM_PATHS = ("template", "system", "examples")
 PYTHON = "python"  # a component named by target: module:attribute
-MODEL_OPTIONS = ("model", "llm")
-COMPONENTS = ("generator", "sut")  # options naming a model: handed over as a ready client
+MODEL_OPTIONS = ("model", "llm")  # options naming a model: handed over as a ready client
+COMPONENTS = ("generator", "sut")  # sections written as `type: NAME` or `target:`
 
 
 class Strict(BaseModel):
@@ -214,7 +214,7 @@ def load_config(
         if value is None:
             continue
         current = data.get(dotted)
-        if value == OFFLINE and dotted in ("generator", "sut"):
+        if value == OFFLINE and dotted in COMPONENTS:
             if use_case is None or dotted not in use_case.settings:
                 raise ConfigError(source, dotted, "no use case gives an offline default")
             data[dotted] = use_case.settings[dotted]
@@ -231,9 +231,9 @@ def load_config(
     given = data.get("usecase") or {}
     if not isinstance(given, dict):
         raise ConfigError(source, "usecase", "expected a mapping of use-case options")
-    data["usecase"] = use_case.option_values(given, source) if use_case else given
     if given and use_case is None:
         raise ConfigError(source, "usecase", "options are set, but no use_case is named")
+    data["usecase"] = use_case.option_values(given, source) if use_case else {}
     try:
         config = RunConfig.model_validate(data)
         config.objectives  # noqa: B018 - validates that objectives can be named
@@ -256,7 +256,7 @@ def load_config(
 def model_names(config: RunConfig) -> list[tuple[str, str]]:
     """(setting, model name) of every model the configuration uses."""
     names = []
-    for role in ("generator", "sut"):
+    for role in COMPONENTS:
         component: Component = getattr(config, role)
         for key in MODEL_OPTIONS:
             value = component.options.get(key)
@@ -308,7 +308,7 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
     if not isinstance(paths, list):
         raise ConfigError(base, "import_paths", "expected a list of folders")
     data["import_paths"] = [str((base / p).resolve()) for p in paths]
-    for key in ("generator", "sut"):
+    for key in COMPONENTS:
         if isinstance(data.get(key), dict) and "target" in data[key]:
             data[key].setdefault("type", "python")
     for key in ("generator", "llm_generator"):
