@@ -1,6 +1,7 @@
 import asyncio
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -8,7 +9,7 @@ import sys
 import time
 
 import pytest
-from conftest import TOY
+from conftest import TOY, stellar
 from toy import failing
 
 from stellar.archive import ARCHIVE_NAME, open_run
@@ -175,11 +176,43 @@ def test_sigkill_leaves_an_archive_with_every_finished_test(tmp_path):
 @pytest.mark.parametrize("algorithm", ["stellar", "random"])
 def test_sut_faults_do_not_stop_the_run(toy_config, algorithm):
     config = toy_config(
-        **{"budget.tests": 40, "algorithm.name": algorithm, "sut.target": "conftest:crashing_sut"}
+        **{
+            "budget.tests": 40,
+            "budget.max_error_rate": 1.0,
+            "algorithm.name": algorithm,
+            "sut.target": "conftest:crashing_sut",
+        }
     )
     summary = run(config)
-    assert summary.tests == 40
+    assert summary.tests == 40 and summary.unhealthy is None
     assert summary.sut_errors > 0 and summary.tests - summary.sut_errors > 0
+    assert summary.verdicts == summary.tests - summary.sut_errors - summary.excluded
+
+
+def test_too_many_sut_errors_stop_the_run_as_not_healthy(toy_config):
+    summary = run(toy_config(**{"budget.tests": 200, "sut.target": "conftest:crashing_sut"}))
+    assert summary.stop_reason == StopReason.UNHEALTHY and summary.tests < 200
+    assert summary.unhealthy.startswith(f"{summary.errors} of {summary.tests} tests ended in")
+    assert summary.first_error == "sut_error: ConnectionError: endpoint unreachable"
+
+
+def test_a_dead_http_sut_exits_3_quickly_with_one_line(tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a port with nothing listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    began = time.monotonic()
+    result = stellar(
+        "run", TOY / "run.yaml", "--sut", f"http://127.0.0.1:{port}/query", "--quiet",
+        "--out", tmp_path,
+    )  # fmt: skip
+    assert time.monotonic() - began < 30  # the check itself: well under 10 s on its own
+    assert result.returncode == 3, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert re.match(r"stellar: not healthy: (\d+) of \1 tests ended in errors", lines[-1])
+    assert "ConnectError" in lines[-1]
+    assert "failures 0" in result.stdout
 
 
 def test_tiny_space_ends_when_exhausted(toy_config, tmp_path):

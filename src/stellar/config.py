@@ -132,6 +132,9 @@ class BudgetConfig(Strict):
     time: float | None = Field(None, gt=0, description="wall time in seconds")
     cost: float | None = Field(None, gt=0, description="money in USD spent on model calls")
     max_discarded: int | None = Field(None, ge=0, description="default: 10 x tests, or 10,000")
+    max_error_rate: float = Field(
+        0.2, ge=0, le=1, description="more SUT or judge errors than this share: not healthy"
+    )
 
     @property
     def discard_limit(self) -> int:

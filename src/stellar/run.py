@@ -24,6 +24,7 @@ from stellar.termination import (
     AnyOf,
     CostBudget,
     DiscardLimit,
+    HealthCheck,
     Progress,
     Stop,
     StopReason,
@@ -134,6 +135,8 @@ class Run:
         if report is not None:
             self.summary.algorithm_report = report(self._executed)
         self.summary.stop_reason, self.summary.stop_message = stop.reason.value, stop.message
+        if stop.reason not in (StopReason.INTERRUPTED, StopReason.ABORTED, StopReason.MODEL_ERROR):
+            self.summary.check_health(self.config.budget.max_error_rate)
         archive.set_meta(
             finished_at=datetime.now().isoformat(timespec="seconds"),
             stop_reason=stop.reason.value,
@@ -154,6 +157,7 @@ class Run:
     def _count(self, record: TestRecord) -> None:
         self.summary.count(record)
         self.progress.tests, self.progress.discarded = self.summary.tests, self.summary.discarded
+        self.progress.errors = self.summary.errors
         if record.executed:
             self._executed.append(record.candidate)
         if self.on_record is not None:
@@ -176,4 +180,5 @@ def budgets(config: RunConfig) -> list[Termination]:
     if budget.cost is not None:
         found.append(CostBudget(budget.cost))
     found.append(DiscardLimit(budget.discard_limit))
+    found.append(HealthCheck(budget.max_error_rate, min(10, budget.tests or 10)))
     return found

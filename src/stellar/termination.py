@@ -24,6 +24,7 @@ class StopReason(StrEnum):
     COST = "money budget reached"
     DISCARDS = "discard limit reached"
     EXHAUSTED = "search space exhausted"
+    UNHEALTHY = "system not healthy"
     INTERRUPTED = "interrupted"
     ABORTED = "aborted"
     MODEL_ERROR = "model error"
@@ -52,6 +53,7 @@ class Progress:
 
     tests: int = 0  # inputs sent to the system under test
     discarded: int = 0  # duplicate or invalid inputs
+    errors: int = 0  # SUT and judge errors
     started: float = field(default_factory=time.monotonic)
     spent: Callable[[], float] = lambda: 0.0  # USD, including calls not yet committed
 
@@ -112,6 +114,26 @@ class DiscardLimit(Termination):
                 StopReason.DISCARDS,
                 f"{StopReason.DISCARDS} ({progress.discarded} duplicate or invalid inputs; "
                 "raise budget.max_discarded or widen the feature space)",
+            )
+        return None
+
+
+@dataclass
+class HealthCheck(Termination):
+    """Stops once more than ``max_error_rate`` of at least ``min_tests`` tests were errors."""
+
+    max_error_rate: float
+    min_tests: int = 10
+    between_tests = False
+
+    def check(self, progress: Progress) -> Stop | None:
+        if (
+            progress.tests >= self.min_tests
+            and progress.errors > self.max_error_rate * progress.tests
+        ):
+            return Stop(
+                StopReason.UNHEALTHY,
+                f"{StopReason.UNHEALTHY}: {progress.errors} of {progress.tests} tests were errors",
             )
         return None
 

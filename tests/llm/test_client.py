@@ -10,10 +10,12 @@ import pytest
 from stellar.errors import ConfigError, ModelAccessError, ModelError
 from stellar.llm.client import Models, retry_after
 from stellar.llm.models import EndpointSettings, LLMSettings, parse_model, resolve_endpoint
+from stellar.llm.structured import StructuredLevel
 from stellar.llm.stub_server import Fail, Hang, StubLLMServer
 from stellar.llm.usage import PriceTable, book_for_test
 
 KEY_ENV = "STELLAR_TEST_KEY"
+PROMPT = StructuredLevel.PROMPT
 
 
 @pytest.fixture
@@ -153,10 +155,12 @@ async def test_structured_output_where_supported(server, make_models):
 async def test_structured_output_falls_back_when_unsupported(server, make_models):
     server.structured = False
     client = model(make_models(cache=False), server)
-    first, _ = await ask(client, json_schema=SCHEMA)
+    first, usage = await ask(client, json_schema=SCHEMA)
     second, _ = await ask(client, json_schema=SCHEMA)
-    assert not first.structured and not second.structured
-    assert ["response_format" in body for body in server.bodies] == [True, False, False]
+    assert not first.structured and not second.structured and usage["retries"] == 0
+    sent = [body["response_format"]["type"] for body in server.bodies]
+    assert sent == ["json_schema", "json_object", "json_object"]
+    assert client.endpoint.structured is StructuredLevel.JSON_OBJECT
 
 
 async def test_cache_answers_repeated_requests(server, make_models):
@@ -298,7 +302,7 @@ async def test_only_a_complaint_about_response_format_turns_structured_output_of
     client = model(make_models(cache=False), server)
     with pytest.raises(ModelError, match="filtered"):
         await ask(client, json_schema=SCHEMA)
-    assert client.endpoint.structured and server.requests == 1
+    assert client.endpoint.structured is StructuredLevel.JSON_SCHEMA and server.requests == 1
 
 
 async def test_exhausted_quota_is_fatal(server, make_models):
@@ -328,11 +332,11 @@ def test_hosted_and_reasoning_models_get_their_parameters(make_models, monkeypat
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     models = make_models()
     params = {"temperature": 0.0, "max_tokens": 50, "seed": 1}
-    chat = models.client("openai:gpt-4o-mini", "judge")._arguments(params, False)
+    chat = models.client("openai:gpt-4o-mini", "judge")._arguments(params, PROMPT)
     assert chat == {"temperature": 0.0, "max_completion_tokens": 50, "seed": 1}
-    reasoning = models.client("openai:o4-mini", "judge")._arguments(params, False)
+    reasoning = models.client("openai:o4-mini", "judge")._arguments(params, PROMPT)
     assert reasoning == {"max_completion_tokens": 50, "seed": 1}
-    local = models.client("ollama:llama3.1", "judge")._arguments(params, False)
+    local = models.client("ollama:llama3.1", "judge")._arguments(params, PROMPT)
     assert local == params
 
 

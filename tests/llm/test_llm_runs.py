@@ -96,7 +96,8 @@ def records_by_trouble(run_dir):
 
 
 def test_every_fault_is_recorded(stub, tmp_path):
-    summary = asyncio.run(Run(config_for(stub, tmp_path)).execute())
+    config = config_for(stub, tmp_path, **{"budget.max_error_rate": 1.0})  # faults on purpose
+    summary = asyncio.run(Run(config).execute())
     assert summary.stop_message == "test budget reached (40 tests)" and summary.error is None
     records, grouped = records_by_trouble(summary.run_dir)
     assert set(grouped) == {"none", "ratelimit", "crash", "hang", "badjson", "empty", "refuse"}

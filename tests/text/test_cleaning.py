@@ -112,3 +112,46 @@ def test_refusals(text: str) -> None:
 )
 def test_user_requests_are_not_refusals(text: str) -> None:
     assert not is_refusal(text)
+
+
+CAFE = "Find me a cafe"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        f'The driver asks: "{CAFE}"',
+        f"User says: '{CAFE}'",
+        f'Here\'s what the passenger might say: "{CAFE}"',
+        f'The customer would ask, "{CAFE}"',
+        f"The user asks: {CAFE}",
+        f"Driver says: “{CAFE}”",
+        f'A person might say something like: "{CAFE}"',
+        f"The caller asks the assistant: {CAFE}",
+        f'The traveller asks: "{CAFE}" (Note: polite style)',
+        f'Sure! The driver asks:\n\n"{CAFE}"',
+        f'The shopper asks: "{CAFE}"',  # any one-word speaker before a quoted utterance
+        f'Here is what the commuter would say, "{CAFE}".',
+    ],
+)
+def test_speaker_wrappers_are_removed(raw: str) -> None:
+    assert clean_generation(raw).rstrip(".") == CAFE
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Find me a cafe: somewhere quiet, please.",
+        'Take me to the bar called "The Driver Asks".',
+        'My friend says: "try Blue Bottle", so take me there.',
+        "The hotel says: no vacancies, so find me another one.",
+        "I say: take me home.",
+        'He asks: "where is it?"',
+        "Waiter says, the kitchen is closed; find another restaurant.",
+        'The sign says "No parking", where can I park?',
+        'The manager said: "Go to the station" - can you take me?',
+        'Find the cafe my passenger asks about: "Blue Bottle".',
+    ],
+)
+def test_requests_with_colons_or_quotes_are_kept(text: str) -> None:
+    assert clean_generation(text) == text

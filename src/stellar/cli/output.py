@@ -25,6 +25,7 @@ def progress_bar(quiet: bool) -> Progress:
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("failures {task.fields[failures]} ({task.fields[ratio]:.1%})"),
+        TextColumn("errors {task.fields[errors]}"),
         TimeElapsedColumn(),
         console=console,
         disable=quiet,
@@ -56,7 +57,8 @@ def print_summary(summary: RunSummary, show: int) -> None:
     s = summary
     out.print(
         f"\n[bold]Stopped:[/] {escape(s.stop_message or s.stop_reason)}\n"
-        f"tests {s.tests}  failures {s.failures}  ratio {s.failure_ratio:.1%}  "
+        f"tests {s.tests}  verdicts {s.verdicts}  failures {s.failures}  "
+        f"ratio {s.failure_ratio:.1%} of verdicts  "
         f"duplicates {s.duplicates}  invalid {s.invalid}  "
         f"errors {s.sut_errors} sut / {s.judge_errors} judge  excluded {s.excluded}  "
         f"time {s.elapsed:.1f} s\n{usage_line(s)}results: {escape(s.run_dir)}  "

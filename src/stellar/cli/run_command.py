@@ -39,6 +39,11 @@ openai-compatible:MODEL@http://host:port/v1. Keys come from environment variable
 (OPENAI_API_KEY, AZURE_OPENAI_API_KEY, or llm.endpoints.*.api_key_env in CONFIG). Answers
 are cached in ~/.cache/stellar/, so a repeated request is never paid for twice.
 
+Exit codes: 0 done (no failures, or failures without --fail-on-failures); 1 failures found
+with --fail-on-failures; 2 a usage or configuration error, or a model refused the key;
+3 the system under test or the judges were not healthy (more than --max-error-rate of the
+tests were errors, or no test reached a verdict): the results mean little.
+
 examples:
   stellar run                                   built-in use case, offline, 1000 tests
   stellar run --tests 200 --algorithm random    a random-search baseline
@@ -77,6 +82,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--max-cost", type=float, metavar="USD", help="stop when model calls have cost this much"
     )
     run.add_argument(
+        "--max-error-rate",
+        type=float,
+        metavar="SHARE",
+        help="stop with exit code 3 when more than this share of tests are SUT or judge "
+        "errors (default 0.2)",
+    )
+    run.add_argument(
         "--dry-run",
         action="store_true",
         help="estimate model calls, tokens and cost of the budget; send nothing",
@@ -108,6 +120,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "sut": sut_choice(args.sut),
         "judge.model": "" if args.judge == OFFLINE else args.judge,
         "budget.cost": args.max_cost,
+        "budget.max_error_rate": args.max_error_rate,
         "llm.cache": False if args.no_cache else None,
     }
     config = load_config(args.config, overrides, settings(args))
@@ -115,11 +128,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         print_estimate(estimate_run(config), config.name)
         return 0
     progress = progress_bar(args.quiet)
-    task = progress.add_task("testing", total=config.budget.tests, failures=0, ratio=0.0)
+    task = progress.add_task("testing", total=config.budget.tests, failures=0, ratio=0.0, errors=0)
 
     def update(record: TestRecord, summary: RunSummary) -> None:
         progress.update(
-            task, completed=summary.tests, failures=summary.failures, ratio=summary.failure_ratio
+            task,
+            completed=summary.tests,
+            failures=summary.failures,
+            ratio=summary.failure_ratio,
+            errors=summary.errors,
         )
 
     run = Run(config, on_record=update)
@@ -133,6 +150,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if summary.error:
         print(f"stellar: error: {summary.error}", file=sys.stderr)
         return 2
+    if summary.unhealthy:
+        hint = f"; first: {summary.first_error}" if summary.first_error else ""
+        print(f"stellar: not healthy: {summary.unhealthy}{hint}", file=sys.stderr)
+        return 3
     return 1 if args.fail_on_failures and summary.failures else 0
 
 

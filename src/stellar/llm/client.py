@@ -5,7 +5,9 @@ Clients of the same endpoint share one SDK client, one concurrency limit and one
 requests/tokens-per-minute limiter (``aiolimiter``). The SDK's own retries are off: this
 module retries 408, 409, 429, 5xx, timeouts and connection errors with exponential backoff
 and full jitter, waiting what a ``Retry-After`` header asks for, so that every retry is
-counted in the usage of the test that made it.
+counted in the usage of the test that made it. An error that rejects the requested
+``response_format`` is no retry: the endpoint steps down a structured-output level
+(:mod:`stellar.llm.structured`) and asks again at once.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from stellar.llm.models import (
     parse_model,
     resolve_endpoint,
 )
+from stellar.llm.structured import StructuredLevel, prompt_messages, rejects, response_format
 from stellar.llm.usage import PriceTable, record_call
 
 log = logging.getLogger(__name__)
@@ -62,8 +65,21 @@ class EndpointClient:
         self.slots = asyncio.Semaphore(s.concurrency)
         self.rpm = AsyncLimiter(s.rpm, 60) if s.rpm else None
         self.tpm = AsyncLimiter(s.tpm, 60) if s.tpm else None
-        self.structured = True  # cleared when the server rejects response_format
+        self.structured = StructuredLevel.JSON_SCHEMA  # lowered as the server rejects levels
         self._sdk: openai.AsyncOpenAI | None = None
+
+    def step_down(self, rejected: StructuredLevel, problem: str) -> None:
+        """Ask one level below ``rejected`` from now on; logged once per step."""
+        lower = StructuredLevel(rejected - 1)
+        if lower < self.structured:  # concurrent requests may report the same rejection
+            self.structured = lower
+            log.warning(
+                "%s rejects response_format %s (%s); using %s from now on",
+                self.url,
+                rejected.label,
+                problem,
+                lower.label,
+            )
 
     @property
     def sdk(self) -> openai.AsyncOpenAI:
@@ -162,63 +178,67 @@ class ModelClient:
     async def _request(
         self, messages: list[Message], params: dict[str, Any], attempts: list[int]
     ) -> Completion:
-        endpoint, settings = self.endpoint, self.endpoint.endpoint.settings
+        endpoint = self.endpoint
         estimate = messages_tokens(messages) + int(params.get("max_tokens") or 256)
+        schema = params.get("json_schema")
         while True:
-            retries = attempts[0]
-            structured = "json_schema" in params and endpoint.structured
+            level = endpoint.structured if schema is not None else StructuredLevel.PROMPT
             try:
                 async with endpoint.slots:
                     await endpoint.acquire(estimate)
                     reply = await endpoint.sdk.chat.completions.create(
                         model=self.spec.model,
-                        messages=messages,
-                        **self._arguments(params, structured),
+                        messages=prompt_messages(level, messages, schema),
+                        **self._arguments(params, level),
                     )
-                return self._completion(reply, messages, structured)
-            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-                raise ModelAccessError(
-                    f"{self.name}: the endpoint refused the API key (HTTP {exc.status_code}); "
-                    f"check {endpoint.endpoint.key_env or 'llm.endpoints'}"
-                ) from None
-            except openai.NotFoundError:
-                raise ModelAccessError(
-                    f"{self.name}: model not found at {endpoint.url} "
-                    "(HTTP 404); check the model or deployment name"
-                ) from None
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                if structured and _about_structured_output(exc):  # plain JSON prompting then
-                    log.info("%s does not support structured output; parsing JSON", self.name)
-                    endpoint.structured = False
-                    continue
-                raise ModelError(f"{self.name}: request rejected: {_message(exc)}") from None
+                return self._completion(reply, messages, level is StructuredLevel.JSON_SCHEMA)
             except (openai.APIStatusError, openai.APIConnectionError) as exc:
-                status = getattr(exc, "status_code", None)
-                if status == 429 and _code(exc) == "insufficient_quota":
-                    raise ModelAccessError(f"{self.name}: {_message(exc)} (HTTP 429)") from None
-                if status is not None and status not in RETRY_STATUS and status < 500:
-                    raise ModelError(f"{self.name}: HTTP {status}: {_message(exc)}") from None
-                if retries >= settings.max_retries:
-                    failure = f"{self.name}: {_failure(exc, settings.timeout)}"
-                    if type(exc) is openai.APIConnectionError:  # down or wrong URL, not slow
-                        raise ModelAccessError(
-                            f"{failure}; is the server at {endpoint.url} running?"
-                        ) from None
-                    raise ModelError(f"{failure} (gave up after {retries} retries)") from None
-                await asyncio.sleep(retry_delay(exc, retries, settings))
+                status, message = getattr(exc, "status_code", None), _message(exc, limit=None)
+                if rejects(level, status, message):
+                    endpoint.step_down(level, f"HTTP {status}: {' '.join(message.split())[:120]}")
+                    continue  # not a transient error: no backoff, no retry counted
+                try:
+                    delay = self._retry_delay(exc, attempts[0])
+                except ModelError as error:
+                    raise error from None
+                await asyncio.sleep(delay)
                 attempts[0] += 1
 
-    def _arguments(self, params: dict[str, Any], structured: bool) -> dict[str, Any]:
+    def _retry_delay(self, exc: openai.APIError, retries: int) -> float:
+        """Seconds to wait before retrying ``exc``; raises when a retry cannot help."""
+        endpoint, settings = self.endpoint, self.endpoint.endpoint.settings
+        status = getattr(exc, "status_code", None)
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            raise ModelAccessError(
+                f"{self.name}: the endpoint refused the API key (HTTP {status}); "
+                f"check {endpoint.endpoint.key_env or 'llm.endpoints'}"
+            )
+        if isinstance(exc, openai.NotFoundError):
+            raise ModelAccessError(
+                f"{self.name}: model not found at {endpoint.url} "
+                "(HTTP 404); check the model or deployment name"
+            )
+        if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
+            raise ModelError(f"{self.name}: request rejected: {_message(exc)}")
+        if status == 429 and _code(exc) == "insufficient_quota":
+            raise ModelAccessError(f"{self.name}: {_message(exc)} (HTTP 429)")
+        if status is not None and status not in RETRY_STATUS and status < 500:
+            raise ModelError(f"{self.name}: HTTP {status}: {_message(exc)}")
+        if retries >= settings.max_retries:
+            failure = f"{self.name}: {_failure(exc, settings.timeout)}"
+            if type(exc) is openai.APIConnectionError:  # down or wrong URL, not slow
+                raise ModelAccessError(f"{failure}; is the server at {endpoint.url} running?")
+            raise ModelError(f"{failure} (gave up after {retries} retries)")
+        return retry_delay(exc, retries, settings)
+
+    def _arguments(self, params: dict[str, Any], structured: StructuredLevel) -> dict[str, Any]:
         args = {k: params[k] for k in ("temperature", "max_tokens", "seed") if k in params}
         if self.spec.provider in HOSTED and "max_tokens" in args:  # max_tokens is deprecated
             args["max_completion_tokens"] = args.pop("max_tokens")
         if self.spec.model.startswith(REASONING_MODELS):  # they take no temperature
             args.pop("temperature", None)
-        if structured:
-            args["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "answer", "schema": params["json_schema"], "strict": True},
-            }
+        if structured and (fmt := response_format(structured, params["json_schema"])):
+            args["response_format"] = fmt
         return args
 
     def _completion(self, reply: Any, messages: list[Message], structured: bool) -> Completion:
@@ -263,24 +283,23 @@ def retry_after(response: Any) -> float | None:
         return max(0.0, when.timestamp() - time.time())
 
 
-def _about_structured_output(exc: Exception) -> bool:
-    text = _message(exc).lower()
-    return any(word in text for word in ("response_format", "json_schema", "structured"))
-
-
 def _code(exc: Exception) -> str | None:
     body = getattr(exc, "body", None)
     error = body.get("error", body) if isinstance(body, dict) else None
     return error.get("code") if isinstance(error, dict) else None
 
 
-def _message(exc: Exception) -> str:
+def _message(exc: Exception, limit: int | None = 200) -> str:
+    """The error's message (and the parameter it blames), at most ``limit`` characters."""
     body = getattr(exc, "body", None)
+    text = str(exc)
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])[:200]
-    return str(exc)[:200]
+            text = str(error["message"])
+            if isinstance(error.get("param"), str) and error["param"] not in text:
+                text += f" (param: {error['param']})"
+    return text[:limit]
 
 
 def _failure(exc: Exception, timeout: float) -> str:

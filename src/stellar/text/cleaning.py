@@ -1,7 +1,8 @@
 """Tidy what a model wrote around a single user utterance, and spot refusals.
 
 Models asked for "one request, nothing else" still add preambles ("Sure! Here's the
-request:"), labels ("User:"), quotes, list numbers, markdown and notes after the utterance.
+request:"), labels ("User:"), speakers ('The driver asks: "..."'), quotes, list numbers,
+markdown and notes after the utterance.
 :func:`clean_generation` removes these and keeps only the utterance; :func:`is_refusal`
 recognises a model declining the task. Both are heuristics, tuned to leave a genuine user
 utterance alone ("Okay, find me a cafe", "Sorry, can you find me a bar?").
@@ -37,6 +38,24 @@ _LABEL = re.compile(
     re.IGNORECASE,
 )
 _LIST_MARK = re.compile(r"^(?:\d+[.)]|[-*•])\s+")
+# "The driver asks:", "User says:", "Here's what the passenger might say:", "A customer
+# would ask," -- a speaker (one word, not a pronoun), maybe a modal, a verb of speech.
+_SPEAKER = re.compile(
+    r"^(?:here(?:['’]s| is) what\s+)?(?:(?:the|a|an)\s+)?"
+    r"(?!(?:i|you|he|she|it|we|they|this|that|there|here)\b)(?P<role>[^\W\d_]+)\s+"
+    r"(?:(?:might|would|could|may|will|can|should|typically|usually|then)\s+)?"
+    r"(?:asks?|asked|says?|said|requests?|requested|writes?|wrote|types?|typed|inquires?"
+    r"|quer(?:y|ies)|speaks?|states?)"
+    r"(?:\s+(?:something\s+like|like\s+this|the\s+assistant|to\s+the\s+assistant))?"
+    r"\s*(?P<sep>[:,])\s*",
+    re.IGNORECASE,
+)
+# speakers whose lead-in is dropped also before an unquoted utterance ("The user asks: ...")
+_PEOPLE = (
+    "user|driver|passenger|customer|person|client|human|caller|speaker|traveler|traveller"
+    "|rider|guest|visitor|tourist|motorist|commuter|someone|somebody"
+)
+_PERSON = re.compile(rf"(?:{_PEOPLE})s?", re.IGNORECASE)
 _ABOUT = (
     r"(?:note|explanation|style|features?|slang|politeness|implicitness|anthropomorphism"
     r"|this (?:request|utterance|query|message|example|version|sentence))\b"
@@ -72,11 +91,26 @@ def _unwrap(text: str) -> str:
         before = text
         text = _LEAD_IN.sub("", text)
         text = _LABEL.sub("", text)
+        text = _strip_speaker(text)
         text = _LIST_MARK.sub("", text)
         text = _TRAILING_NOTE.sub("", text)
         text = _strip_quotes(text).strip()
         if text == before:
             return text
+
+
+def _strip_speaker(text: str) -> str:
+    """Drop "The driver asks:" before a quoted utterance, or before any utterance when the
+    speaker is a person word and a colon follows; "The hotel says: no rooms" stays."""
+    found = _SPEAKER.match(text)
+    if found is None:
+        return text
+    rest = text[found.end() :]
+    close = _QUOTE_PAIRS.get(rest[:1])
+    end = rest.rfind(close, 1) if close else -1
+    quoted = end > 0 and re.fullmatch(r"[\s.,;!?]*", rest[end + 1 :]) is not None
+    person = found["sep"] == ":" and _PERSON.fullmatch(found["role"]) is not None
+    return rest if rest and (quoted or person) else text
 
 
 def _strip_quotes(text: str) -> str:
