@@ -97,3 +97,28 @@ def test_sections_of_other_algorithms_are_checked_and_must_be_mappings():
         StellarError, match=r"it is an option of another algorithm: algorithm\.stel"
     ):
         load_config(TOY / "run.yaml", {"algorithm.name": "random"}, {"algorithm.mutation": 0.2})
+
+
+def test_yaml_takes_the_durations_the_command_line_takes(tmp_path):
+    run = tmp_path / "run.yaml"
+    run.write_text(f"use_case: {TOY}\nbudget: {{time: 15m}}\n")
+    assert load_config(run).budget.time == 900
+    run.write_text(f"use_case: {TOY}\nbudget: {{time: soon}}\n")
+    with pytest.raises(ConfigError, match=r"budget\.time: not a duration: 'soon'"):
+        load_config(run)
+
+
+def test_features_can_be_written_inline(tmp_path):
+    run = tmp_path / "run.yaml"
+    run.write_text(
+        f"use_case: {TOY}\n"
+        "features:\n"
+        "  - {name: size, kind: content, values: [small, large]}\n"
+        "  - {name: mood, kind: style, values: [calm, angry]}\n"
+        "generator: {type: template, templates: ['a {size} thing, {mood}']}\n"
+    )
+    space = load_config(run).feature_space()
+    assert [f.name for f in space.features] == ["size", "mood"]
+    run.write_text(f"use_case: {TOY}\nfeatures: {{features: [{{name: x}}]}}\n")
+    with pytest.raises(ConfigError, match=r"^features: features\[0\]"):
+        load_config(run).feature_space()

@@ -122,3 +122,17 @@ def test_compare_refuses_an_option_one_of_its_algorithms_lacks_before_any_run(tm
     err = capsys.readouterr().err
     assert code == 2 and "algorithm.stellar.mutation" in err, err
     assert not (tmp_path / "x").exists()
+
+
+def test_compare_takes_the_system_options_run_takes_and_out(tmp_path):
+    from stellar.cli import main
+
+    code = main(
+        ["compare", str(TOY / "run.yaml"), "--algorithms", "random", "--seeds", "1",
+         "--tests", "6", "--sut", "toy:slow_answer", "--max-error-rate", "0.5",
+         "--out", str(tmp_path / "exp"), "--parallel", "1", "--embedder", "hashing",
+         "--repeats", "1"]
+    )  # fmt: skip
+    assert code == 0
+    config = (tmp_path / "exp" / "runs" / "random-s0" / "config.yaml").read_text()
+    assert "target: toy:slow_answer" in config and "max_error_rate: 0.5" in config

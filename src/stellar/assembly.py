@@ -9,7 +9,7 @@ from typing import Any
 
 from stellar.config import MODEL_OPTIONS, Component, RunConfig
 from stellar.errors import StellarError, plugin_fault
-from stellar.features import FeatureSpace, load_feature_space
+from stellar.features import FeatureSpace
 from stellar.fitness import Fitness, Oracle, ThresholdOracle, as_fitness
 from stellar.generators import Generator, as_generator
 from stellar.llm.client import Models
@@ -37,7 +37,7 @@ class Components:
 
 def build_components(cfg: RunConfig, check_keys: bool = True) -> Components:
     """Build every component; ``check_keys=False`` (dry runs) needs no API keys."""
-    space = load_feature_space(cfg.features)
+    space = cfg.feature_space()
     models = Models(cfg.llm, check_keys=check_keys)
     return Components(
         space,

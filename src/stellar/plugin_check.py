@@ -20,7 +20,7 @@ from stellar.registry import (
 )
 
 if TYPE_CHECKING:
-    from stellar.config import Component, RunConfig
+    from stellar.config_schema import Component, RunConfig
 
 
 def check_plugins(config: RunConfig) -> None:

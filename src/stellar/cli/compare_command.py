@@ -7,7 +7,14 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from stellar.cli.options import add_command, add_option_flags, duration, settings
+from stellar.cli.options import (
+    add_command,
+    add_option_flags,
+    add_system_flags,
+    duration,
+    settings,
+    system_overrides,
+)
 from stellar.cli.output import console, stdout
 from stellar.config import load_config
 from stellar.errors import StellarError
@@ -39,14 +46,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--tests", type=int, help="test budget of every run")
     compare.add_argument("--time", type=duration, help="time budget of every run: 90s, 15m")
     compare.add_argument(
+        "--out",
         "--dir",
+        dest="dir",
         type=Path,
         help="experiment directory (default: experiments/NAME); the same one resumes",
     )
     compare.add_argument(
         "--parallel", type=int, default=2, help="runs at the same time (default 2)"
     )
-    compare.add_argument("--population", type=int, help="population size k")
+    add_system_flags(compare)
     compare.add_argument(
         "--embedder", default="minilm", help="embedder for diversity: minilm (default) or hashing"
     )
@@ -61,16 +70,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from stellar.analysis.report import experiment_report
     from stellar.assembly import build_algorithm
     from stellar.experiment import Plan, execute, finished, prepare
-    from stellar.features import load_feature_space
 
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     if not algorithms or args.seeds < 1 or args.parallel < 1:
         raise StellarError("compare needs at least one algorithm, one seed and --parallel >= 1")
-    overrides = {"algorithm.population": args.population} if args.population else {}
+    overrides = {k: v for k, v in system_overrides(args).items() if v is not None}
     values = settings(args)
     config_path = str(Path(args.config).resolve()) if args.config else None
     config = load_config(config_path, overrides, values)  # mistakes show now, not in workers
-    space = load_feature_space(config.features)
+    space = config.feature_space()
     for algorithm in algorithms:  # read as each worker will: bad names or options fail now
         each = load_config(config_path, {**overrides, "algorithm.name": algorithm}, values)
         build_algorithm(each, space, algorithm)

@@ -80,6 +80,51 @@ def add_command(
     return parser
 
 
+def add_system_flags(parser: argparse.ArgumentParser) -> None:
+    """What is tested and how: shared by run and compare."""
+    parser.add_argument("--population", type=int, help="population size k (tests per generation)")
+    parser.add_argument("--concurrency", type=int, help="tests run at the same time")
+    parser.add_argument(
+        "--generator",
+        metavar="MODEL",
+        help="a model writes the inputs (the use case's prompt); 'offline': the use case's own",
+    )
+    parser.add_argument(
+        "--sut",
+        metavar="TARGET",
+        help="system under test: a model, an http(s) URL (JSON {'text': input} in, "
+        "'answer' out), module:function, or 'offline' (the use case's own)",
+    )
+    parser.add_argument(
+        "--judge", metavar="MODEL", help="an LLM judge scores the answers; 'offline': rules"
+    )
+    parser.add_argument(
+        "--max-cost", type=float, metavar="USD", help="stop when model calls have cost this much"
+    )
+    parser.add_argument(
+        "--max-error-rate",
+        type=float,
+        metavar="SHARE",
+        help="stop with exit code 3 when more than this share of tests are SUT or judge "
+        "errors (default 0.2)",
+    )
+    parser.add_argument("--no-cache", action="store_true", help="do not reuse cached model answers")
+
+
+def system_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings ``add_system_flags`` gives (None: not given)."""
+    return {
+        "algorithm.population": args.population,
+        "concurrency": args.concurrency,
+        "generator": model_choice(args.generator, "generator"),
+        "sut": sut_choice(args.sut),
+        "judge.model": "" if args.judge == OFFLINE else args.judge,
+        "budget.cost": args.max_cost,
+        "budget.max_error_rate": args.max_error_rate,
+        "llm.cache": False if args.no_cache else None,
+    }
+
+
 def add_option_flags(parser: argparse.ArgumentParser) -> None:
     """``--set`` and ``--option``, shared by run, compare and serve."""
     parser.add_argument(

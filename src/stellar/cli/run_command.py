@@ -12,13 +12,13 @@ from rich.markup import escape
 from stellar.cli.options import (
     add_command,
     add_option_flags,
+    add_system_flags,
     duration,
-    model_choice,
     settings,
-    sut_choice,
+    system_overrides,
 )
 from stellar.cli.output import console, print_estimate, print_summary, progress_bar
-from stellar.config import OFFLINE, load_config
+from stellar.config import load_config
 from stellar.estimate import estimate_run
 from stellar.records import TestRecord
 from stellar.run import Run
@@ -61,39 +61,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--seed", type=int, help="seed for every random choice of the run")
     run.add_argument("--tests", type=int, help="stop after this many inputs sent to the SUT")
     run.add_argument("--time", type=duration, help="stop after this wall time: 90s, 15m, 2h")
-    run.add_argument("--population", type=int, help="population size k (tests per generation)")
-    run.add_argument("--concurrency", type=int, help="tests run at the same time")
     run.add_argument("--out", help="folder for run directories (default: runs)")
-    run.add_argument(
-        "--generator",
-        metavar="MODEL",
-        help="a model writes the inputs (the use case's prompt); 'offline': the use case's own",
-    )
-    run.add_argument(
-        "--sut",
-        metavar="TARGET",
-        help="system under test: a model, an http(s) URL (JSON {'text': input} in, "
-        "'answer' out), module:function, or 'offline' (the use case's own)",
-    )
-    run.add_argument(
-        "--judge", metavar="MODEL", help="an LLM judge scores the answers; 'offline': rules"
-    )
-    run.add_argument(
-        "--max-cost", type=float, metavar="USD", help="stop when model calls have cost this much"
-    )
-    run.add_argument(
-        "--max-error-rate",
-        type=float,
-        metavar="SHARE",
-        help="stop with exit code 3 when more than this share of tests are SUT or judge "
-        "errors (default 0.2)",
-    )
+    add_system_flags(run)
     run.add_argument(
         "--dry-run",
         action="store_true",
         help="estimate model calls, tokens and cost of the budget; send nothing",
     )
-    run.add_argument("--no-cache", action="store_true", help="do not reuse cached model answers")
     add_option_flags(run)
     run.add_argument(
         "--show", type=int, default=10, metavar="N", help="failures to list at the end (default 10)"
@@ -113,15 +87,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "budget.tests": args.tests,
         "budget.time": args.time,
-        "algorithm.population": args.population,
-        "concurrency": args.concurrency,
         "out": args.out,
-        "generator": model_choice(args.generator, "generator"),
-        "sut": sut_choice(args.sut),
-        "judge.model": "" if args.judge == OFFLINE else args.judge,
-        "budget.cost": args.max_cost,
-        "budget.max_error_rate": args.max_error_rate,
-        "llm.cache": False if args.no_cache else None,
+        **system_overrides(args),
     }
     config = load_config(args.config, overrides, settings(args))
     if args.dry_run:
