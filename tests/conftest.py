@@ -65,3 +65,21 @@ class AsyncQuality:
 
     async def __call__(self, candidate, test_input, response):
         return {"quality": 0.5}
+
+
+class SlowToLoad:
+    """A SUT that takes 2 s to prepare (like a model load), then answers at once."""
+
+    prepared = False
+
+    def prepare(self) -> None:
+        import time
+
+        time.sleep(2)
+        self.prepared = True
+
+    async def query(self, text: str):
+        from toy import answer
+
+        assert self.prepared, "queried before prepare()"
+        return answer(text)

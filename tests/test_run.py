@@ -255,3 +255,12 @@ def test_missing_objective_is_a_judge_error(toy_config):
     assert summary.judge_errors == 20
     with open_run(summary.run_dir) as archive:
         assert "no score 'qualty'" in next(archive.records()).error
+
+
+def test_budgets_start_after_preparation(toy_config):
+    config = toy_config(
+        **{"budget.time": 1.5, "budget.tests": 100_000, "sut.target": "conftest:SlowToLoad"}
+    )
+    summary = run(config)
+    assert summary.stop_reason == StopReason.TIME and summary.tests >= 20
+    assert summary.elapsed < 2  # the 2 s of preparation are not counted

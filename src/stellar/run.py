@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -66,12 +68,29 @@ class Run:
         self.progress = Progress(spent=lambda: self.models.spend.total)
         self.budgets = AnyOf([self.stop, *budgets(config)])
         self._executed: list[dict[str, Any]] = []  # candidates that reached the SUT
+        self._prepared = False
 
     def request_stop(self, reason: StopReason = StopReason.INTERRUPTED, message: str = "") -> None:
         """Stop after the tests in flight (Ctrl-C); everything finished is kept."""
         self.stop.request(reason, message)
 
+    async def prepare(self) -> None:
+        """Load what components would load lazily (embedders, local models, data) now, so that
+        budgets count testing, not preparation. Components opt in with a ``prepare`` method."""
+        if self._prepared:
+            return
+        for component in (self.generator, self.sut, self.fitness, self.duplicates):
+            prepare = getattr(component, "prepare", None)
+            if prepare is None:
+                continue
+            if inspect.iscoroutinefunction(prepare):
+                await prepare()
+            else:
+                await asyncio.to_thread(prepare)
+        self._prepared = True
+
     async def execute(self) -> RunSummary:
+        await self.prepare()
         cfg = self.config
         (self.run_dir / CONFIG_NAME).write_text(
             yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), encoding="utf-8"

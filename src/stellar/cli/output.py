@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -17,6 +20,11 @@ console = Console(stderr=True, highlight=False, soft_wrap=True)  # messages and 
 def stdout() -> Console:
     """Results go to standard output."""
     return Console(highlight=False, soft_wrap=True)
+
+
+def status(quiet: bool, what: str) -> AbstractContextManager[Any]:
+    """A spinner saying what takes long (nothing when quiet)."""
+    return nullcontext() if quiet else console.status(f"{what} ...")
 
 
 def progress_bar(quiet: bool) -> Progress:

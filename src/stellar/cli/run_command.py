@@ -8,6 +8,7 @@ import signal
 import sys
 
 from rich.markup import escape
+from rich.progress import Progress
 
 from stellar.cli.options import (
     add_command,
@@ -17,7 +18,7 @@ from stellar.cli.options import (
     settings,
     system_overrides,
 )
-from stellar.cli.output import console, print_estimate, print_summary, progress_bar
+from stellar.cli.output import console, print_estimate, print_summary, progress_bar, status
 from stellar.config import load_config
 from stellar.estimate import estimate_run
 from stellar.records import TestRecord
@@ -106,13 +107,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             errors=summary.errors,
         )
 
-    run = Run(config, on_record=update)
+    with status(args.quiet, "building the components (feature space, algorithm, models)"):
+        run = Run(config, on_record=update)
     console.print(
         f"[bold]stellar[/] {config.name}: algorithm {config.algorithm.name}, "
         f"seed {config.seed}, run directory {escape(str(run.run_dir))}"
     )
-    with progress:
-        summary = asyncio.run(execute(run))
+    summary = asyncio.run(execute(run, progress, args.quiet))
     print_summary(summary, args.show)
     if summary.error:
         print(f"stellar: error: {summary.error}", file=sys.stderr)
@@ -124,8 +125,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if args.fail_on_failures and summary.failures else 0
 
 
-async def execute(run: Run) -> RunSummary:
-    """Run with Ctrl-C handling: the first stops after the tests in flight, the second aborts."""
+async def execute(run: Run, progress: Progress, quiet: bool) -> RunSummary:
+    """Prepare, then run with Ctrl-C handling: the first stops after the tests in flight, the
+    second aborts."""
     loop = asyncio.get_running_loop()
     main_task = asyncio.current_task()
 
@@ -140,7 +142,10 @@ async def execute(run: Run) -> RunSummary:
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
-        return await run.execute()
+        with status(quiet, "preparing (loading models, opening data)"):
+            await run.prepare()  # before the budgets start
+        with progress:
+            return await run.execute()
     except asyncio.CancelledError:
         return run.summary
     finally:

@@ -57,6 +57,10 @@ class DuplicateFilter:
     def __len__(self) -> int:
         return self._size
 
+    def prepare(self) -> None:
+        """Load the embedding model now rather than at the first check."""
+        self.embedder.embed(["warm-up"])
+
     @property
     def capacity(self) -> int:
         """Rows currently allocated for stored vectors."""

@@ -127,6 +127,11 @@ class NavigationAssistant:
             )
         return self._position
 
+    def prepare(self) -> None:
+        """Open the venues and load the embedder now, not during the first test."""
+        _ = self.position
+        self.category_scores("a place to go")
+
     def _embed(self, texts: list[str]) -> np.ndarray:
         with self._embed_lock:
             if isinstance(self._embedder, str):
