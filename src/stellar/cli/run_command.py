@@ -38,7 +38,8 @@ completes; Ctrl-C stops cleanly and keeps finished tests.
 Models are named provider:model: openai:gpt-4o-mini, azure:DEPLOYMENT, ollama:llama3.1,
 openai-compatible:MODEL@http://host:port/v1. Keys come from environment variables
 (OPENAI_API_KEY, AZURE_OPENAI_API_KEY, or llm.endpoints.*.api_key_env in CONFIG). Answers
-are cached in ~/.cache/stellar/, so a repeated request is never paid for twice.
+are cached under $STELLAR_CACHE_DIR (default ~/.cache/stellar), so a repeated request is
+never paid for twice.
 
 Exit codes: 0 done (no failures, or failures without --fail-on-failures); 1 failures found
 with --fail-on-failures; 2 a usage or configuration error, or a model refused the key;

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -17,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from stellar.llm.base import Completion
+from stellar.paths import cache_root
 
 
 def default_cache_path() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "stellar" / "llm-responses.sqlite"
+    return cache_root() / "llm-responses.sqlite"
 
 
 def request_key(model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:

@@ -2,7 +2,7 @@
 
 The covering array is built by ``testflows.combinatorics`` (IPOG) over value *indices*, so it
 does not depend on how values hash, and cached as JSON under
-``$XDG_CACHE_HOME/stellar/covering-arrays/`` (default ``~/.cache``), keyed by the features'
+``covering-arrays/`` under STELLAR's cache root (``stellar.paths``), keyed by the features'
 names and values and the strength: building one for 11 features at t=4 takes about 15 s.
 Constraints are applied to each row, as for every other algorithm; rows that constraints turn
 into repeats of an earlier row are asked once.
@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from testflows.combinatorics import CoveringArray
 
 from stellar.features import Candidate, FeatureSpace
+from stellar.paths import cache_root
 
 CACHE_VERSION = 1
 
@@ -45,9 +46,8 @@ def _getters(n: int, t: int) -> tuple[tuple[tuple[int, ...], Callable[[tuple], t
 
 
 def cache_dir() -> Path:
-    """Where covering arrays are cached (honours XDG_CACHE_HOME)."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "stellar" / "covering-arrays"
+    """Where covering arrays are cached (see :func:`stellar.paths.cache_root`)."""
+    return cache_root() / "covering-arrays"
 
 
 def covering_array(space: FeatureSpace, strength: int) -> list[tuple[int, ...]]:

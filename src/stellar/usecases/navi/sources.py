@@ -13,6 +13,7 @@ import os
 import threading
 from pathlib import Path
 
+from stellar.paths import cache_root
 from stellar.usecases.navi.city import GENERATOR_VERSION, generate_pois
 from stellar.usecases.navi.multiwoz import load_multiwoz
 from stellar.usecases.navi.poi import POIDataError
@@ -49,11 +50,8 @@ def _build(source: str) -> POIDatabase:
 
 
 def default_cache_path(seed: int = 0) -> Path:
-    """Where :func:`default_database` keeps the generated database ($STELLAR_CACHE_DIR or
-    ``~/.cache/stellar``)."""
-    root = os.environ.get("STELLAR_CACHE_DIR")
-    directory = Path(root) if root else Path.home() / ".cache" / "stellar"
-    return directory / f"navi-pois-seed{seed}-v{GENERATOR_VERSION}.sqlite"
+    """Where :func:`default_database` keeps the generated database (the cache root)."""
+    return cache_root() / f"navi-pois-seed{seed}-v{GENERATOR_VERSION}.sqlite"
 
 
 def _generated_source(seed: int) -> str:
