@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -150,3 +153,24 @@ def test_set_null_clears_a_budget_and_a_new_python_sut_drops_old_options():
     )
     assert chat.sut.options["model"] == "ollama:a"
     assert again.sut.options["system_prompt"] == "Be brief."
+
+
+def test_the_stub_from_the_readme_takes_the_cli_requests_without_a_key(tmp_path):
+    stub = subprocess.Popen(
+        [sys.executable, "-m", "stellar.llm.stub_server", "--delay", "0.01"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = stub.stdout.readline().strip()
+        model = f"openai-compatible:stub@{url}"
+        env = {k: v for k, v in os.environ.items() if not k.endswith("API_KEY")}
+        result = stellar(
+            "run", "--sut", model, "--judge", model, "--tests", "5", "--quiet",
+            "--out", tmp_path, "--no-cache", env=env,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert re.search(r"tests 5  verdicts \d", result.stdout), result.stdout
+    finally:
+        stub.terminate()
+        stub.wait(timeout=10)

@@ -315,7 +315,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before each answer")
-    parser.add_argument("--api-key", default="test-key")
+    parser.add_argument(
+        "--api-key", help="refuse requests without this key (default: accept any key)"
+    )
     parser.add_argument(
         "--reject-structured",
         choices=list(SERVER_KINDS),
