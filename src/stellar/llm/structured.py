@@ -9,13 +9,18 @@ the run; it is not a transient error. What each server kind answers: ``docs/serv
 
 from __future__ import annotations
 
-import json
+import re
 from enum import IntEnum
 from typing import Any
 
 from stellar.llm.base import Message
 
-SCHEMA_INTRO = "Reply with only a JSON object that satisfies this JSON Schema:"
+SCHEMA_INTRO = "Reply with only a JSON object with exactly these keys:"
+# one key as described in the prompt: "R (integer from 0 to 2)", "verdict (one of: a, b)"
+_KEY = re.compile(
+    r"(\w+) \((string|integer|number|boolean)(?: from ([-\d.]+) to ([-\d.]+))?"
+    r"(?:, one of: ([^)]*))?\)"
+)
 
 
 class StructuredLevel(IntEnum):
@@ -51,19 +56,20 @@ def response_format(level: StructuredLevel, schema: dict[str, Any]) -> dict[str,
             "type": "json_schema",
             "json_schema": {"name": "answer", "schema": schema, "strict": True},
         }
-    if level is StructuredLevel.JSON_OBJECT:
-        return {"type": "json_object"}
+    if level is StructuredLevel.JSON_OBJECT:  # llama.cpp servers constrain output to "schema"
+        return {"type": "json_object", "schema": schema}
     return None
 
 
 def prompt_messages(
     level: StructuredLevel, messages: list[Message], schema: dict[str, Any] | None
 ) -> list[Message]:
-    """``messages`` as sent at ``level``: for ``json_object`` the schema is appended to the
-    last system or user message (it also gives the word "JSON" that OpenAI requires)."""
+    """``messages`` as sent at ``level``: for ``json_object`` the schema is described in words
+    at the end of the last system or user message (small models copy a raw JSON Schema
+    instead of answering; the words also give the "JSON" that OpenAI requires)."""
     if level is not StructuredLevel.JSON_OBJECT or schema is None:
         return messages
-    note = f"\n\n{SCHEMA_INTRO}\n{json.dumps(schema, separators=(',', ':'))}"
+    note = f"\n\n{SCHEMA_INTRO} {describe(schema)}."
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") in ("system", "user"):
             sent = list(messages)
@@ -72,15 +78,32 @@ def prompt_messages(
     return [*messages, {"role": "user", "content": note.strip()}]
 
 
+def describe(schema: dict[str, Any]) -> str:
+    """An object schema's keys in words: "reason (string); R (integer from 0 to 2)"."""
+    parts = []
+    for name, sub in schema.get("properties", {}).items():
+        kind = sub.get("type", "string")
+        if "minimum" in sub and "maximum" in sub:
+            kind += f" from {sub['minimum']:g} to {sub['maximum']:g}"
+        if "enum" in sub:
+            kind += f", one of: {', '.join(map(str, sub['enum']))}"
+        parts.append(f"{name} ({kind})")
+    return "; ".join(parts)
+
+
 def prompted_schema(messages: list[Message]) -> dict[str, Any] | None:
-    """The schema :func:`prompt_messages` wrote into ``messages``, if any (for the stub)."""
+    """The schema :func:`prompt_messages` described in ``messages``, if any (for the stub)."""
     for message in reversed(messages):
         content = str(message.get("content", ""))
         if SCHEMA_INTRO in content:
-            text = content.rsplit(SCHEMA_INTRO, 1)[1].lstrip()
-            try:
-                schema, _ = json.JSONDecoder().raw_decode(text)
-            except json.JSONDecodeError:
-                return None
-            return schema if isinstance(schema, dict) else None
+            properties: dict[str, Any] = {}
+            for name, kind, low, high, choices in _KEY.findall(content.rsplit(SCHEMA_INTRO, 1)[1]):
+                sub: dict[str, Any] = {"type": kind}
+                if low:
+                    sub.update(minimum=float(low), maximum=float(high))
+                if choices:
+                    cast = {"integer": int, "number": float}.get(kind, str)
+                    sub["enum"] = [cast(c.strip()) for c in choices.split(",")]
+                properties[name] = sub
+            return {"type": "object", "properties": properties, "required": list(properties)}
     return None

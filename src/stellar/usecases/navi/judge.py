@@ -8,9 +8,7 @@ voting are the generic judge machinery of :mod:`stellar.fitness.judges`.
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field
+from typing import Any, Literal
 
 from stellar.fitness.json_output import JudgeReply
 from stellar.fitness.judges import (
@@ -26,11 +24,14 @@ from stellar.usecases.navi import judge_prompts as prompts
 RESPONSE_WEIGHTS = {"R": 0.55, "D": 0.30, "P": 0.15}  # NaviQA f1 (paper)
 
 
+Level = Literal[0, 1, 2]  # an enum, so that grammar-constrained servers can enforce it
+
+
 class NaviVote(JudgeReply):
     reason: str
-    R: int = Field(ge=0, le=2)
-    D: int = Field(ge=0, le=2)
-    P: int = Field(ge=0, le=2)
+    R: Level
+    D: Level
+    P: Level
 
 
 class NaviResponseJudge:
