@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # torch is pinned to the local CPU build everywhere, build environments included
 export PIP_CONSTRAINT := $(CURDIR)/constraints.txt
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test test-servers lint bench clean
 
 install: $(STAMP)
 
@@ -23,9 +23,17 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 
+# Opt-in: the model layer against a real OpenAI-compatible server (llama.cpp's Python server).
+# The first build of llama-cpp-python takes 10-30 min on 2 cores; pip caches the wheel.
+SERVERS := .venv-servers
+test-servers: $(STAMP)
+	test -x $(SERVERS)/bin/python || python3 -m venv $(SERVERS)
+	$(SERVERS)/bin/pip install --quiet 'llama-cpp-python[server]'
+	STELLAR_LLAMA_PYTHON=$(SERVERS)/bin/python $(BIN)/pytest -q -s tests/servers
+
 bench: $(STAMP)
 	$(BIN)/python bench/effectiveness.py
 	$(BIN)/python bench/embeddings.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(SERVERS) runs .pytest_cache .ruff_cache
