@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,9 +15,11 @@ from stellar.fitness import Fitness, Oracle, ThresholdOracle, as_fitness
 from stellar.generators import Generator, as_generator
 from stellar.llm.client import Models
 from stellar.plugin_check import check_algorithm
+from stellar.records import Response
 from stellar.registry import Plugin, accepts, resolve
 from stellar.search import Algorithm, make_algorithm
 from stellar.suts import SUT, PythonSUT
+from stellar.suts.response_schema import ResponseSchema
 from stellar.text.duplicates import DuplicateFilter
 from stellar.text.embeddings import get_embedder
 
@@ -33,6 +36,7 @@ class Components:
     fitness: Fitness
     oracle: Oracle
     duplicates: DuplicateFilter | None
+    check_response: Callable[[Response], str | None] | None
 
 
 def build_components(cfg: RunConfig, check_keys: bool = True) -> Components:
@@ -48,6 +52,7 @@ def build_components(cfg: RunConfig, check_keys: bool = True) -> Components:
         build_fitness(cfg, models),
         build_oracle(cfg),
         build_duplicates(cfg),
+        ResponseSchema(cfg.response_schema).problem if cfg.response_schema else None,
     )
 
 

@@ -84,6 +84,8 @@ def load_config(
     for dotted, value in (settings or {}).items():
         _set_dotted(data, dotted, value, source)
     _algorithm_sections(data.get("algorithm"))
+    if use_case is not None:
+        _response_defaults(data, use_case.response)
     generator = data.get("generator")
     if isinstance(generator, dict) and generator.get("type") == "llm":
         data["generator"] = {**data.get("llm_generator", {}), **generator}
@@ -140,6 +142,17 @@ def sut_setting(text: str) -> dict[str, Any] | str:
         f"{text!r} is not a system under test: give a model (openai:gpt-4o-mini), "
         "an http(s) URL, module:function, or offline"
     )
+
+
+def _response_defaults(data: dict[str, Any], response: dict[str, Any]) -> None:
+    """What the use case's fitness reads: its schema, and where an HTTP answer keeps it."""
+    if response.get("schema"):
+        data.setdefault("response_schema", response["schema"])
+    sut = data.get("sut")
+    if isinstance(sut, dict) and sut.get("type") == "http":
+        for key in ("answer", "data"):
+            if response.get(key):
+                sut.setdefault(key, response[key])
 
 
 def _algorithm_sections(section: Any) -> None:

@@ -151,6 +151,9 @@ class RunConfig(Strict):
         description="a feature file, or the feature space written inline"
     )
     algorithm: AlgorithmConfig = Field(default_factory=AlgorithmConfig)
+    response_schema: Path | None = Field(
+        None, description="JSON Schema every answer's data must fit (the use case's)"
+    )
     usecase: dict[str, Any] = Field(
         default_factory=dict, description="the use case's options (see stellar list usecase)"
     )

@@ -22,7 +22,7 @@ from stellar.features import Candidate
 from stellar.fitness import Fitness, Oracle, to_evaluation
 from stellar.generators import Generator
 from stellar.llm.usage import book_for_test
-from stellar.records import Status, TestInput, TestRecord
+from stellar.records import Response, Status, TestInput, TestRecord
 from stellar.suts import SUT, to_response
 from stellar.termination import AnyOf, Progress
 
@@ -62,6 +62,7 @@ class Pipeline:
     on_record: Callable[[TestRecord], None] | None = None
     on_fatal: Callable[[str], None] | None = None  # a model refused the key or is unknown
     on_unused: Callable[[TestRecord], None] | None = None  # generated but never run
+    check_response: Callable[[Response], str | None] | None = None  # a problem, or None
 
     def __post_init__(self) -> None:
         self._slots = asyncio.Semaphore(self.concurrency)
@@ -167,8 +168,9 @@ class Pipeline:
         finally:
             record.sut_seconds = time.perf_counter() - began
         record.response_text, record.response_data = response.text, response.data
-        if response.error:
-            record.status, record.error = Status.SUT_ERROR, response.error
+        problem = response.error or (self.check_response and self.check_response(response))
+        if problem:
+            record.status, record.error = Status.SUT_ERROR, problem
             return
         began = time.perf_counter()
         try:

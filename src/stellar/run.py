@@ -52,6 +52,7 @@ class Run:
         self.space, self.algorithm, self.models = parts.space, parts.algorithm, parts.models
         self.generator, self.sut = parts.generator, parts.sut
         self.fitness, self.oracle, self.duplicates = parts.fitness, parts.oracle, parts.duplicates
+        self.check_response = parts.check_response
         if config.budget.cost is not None and (unpriced := self.models.unpriced()):
             raise StellarError(
                 f"cannot keep to a money budget: no price for {', '.join(unpriced)}; "
@@ -120,6 +121,7 @@ class Run:
                 on_record=self._count,
                 on_fatal=self._fatal,
                 on_unused=lambda record: self.summary.count_usage(record.usage),
+                check_response=self.check_response,
             )
             stop = Stop(StopReason.ERROR, str(StopReason.ERROR))
             try:

@@ -28,7 +28,7 @@ from stellar.registry import Plugin, plugins
 
 USE_CASE_FILE = "usecase.yaml"
 DEFAULT_RUN = Path(__file__).parent / "usecases" / "default.yaml"  # `stellar run` alone
-OWN_KEYS = ("description", "options", "serve")
+OWN_KEYS = ("description", "options", "serve", "export", "response")
 
 
 @dataclass
@@ -39,6 +39,8 @@ class UseCase:
     options: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> declaration
     serve: str | None = None
     description: str = ""
+    export: str | None = None  # module:function(path, **options) writing the use case's data
+    response: dict[str, Any] = field(default_factory=dict)  # answer/data JSONPaths, schema
 
     def option_values(self, given: dict[str, Any], source: object) -> dict[str, Any]:
         """The declared defaults updated with ``given``; an undeclared option is an error."""
@@ -85,12 +87,22 @@ def load_use_case(name: str, base: Path = Path.cwd()) -> UseCase:  # noqa: B008
     for name, declaration in options.items():
         if unknown := set(declaration) - {"default", "description"}:
             raise ConfigError(source, f"options.{name}.{min(unknown)}", "unknown key")
-    serve = settings.pop("serve", None)
-    if serve is not None and not isinstance(serve, str):
-        raise ConfigError(source, "serve", "expected module:function")
+    serve, export = settings.pop("serve", None), settings.pop("export", None)
+    for key, value in (("serve", serve), ("export", export)):
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(source, key, "expected module:function")
+    response = settings.pop("response", None) or {}
+    if not isinstance(response, dict) or set(response) - {"answer", "data", "schema"}:
+        raise ConfigError(
+            source, "response", "expected {answer: $.PATH, data: $.PATH, schema: FILE}"
+        )
+    if response.get("schema"):
+        response["schema"] = str((folder / response["schema"]).resolve())
     description = str(settings.pop("description", "") or "")
     settings.setdefault("name", folder.name)
-    return UseCase(settings["name"], folder, settings, options, serve, description)
+    return UseCase(
+        settings["name"], folder, settings, options, serve, description, export, response
+    )
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
@@ -118,10 +130,12 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def server_factory(use_case: UseCase) -> Any:
-    """The use case's ``serve`` function (modules in the use case folder are importable)."""
-    if not use_case.serve:
-        raise StellarError(f"use case {use_case.name!r} ships no system under test to serve")
+def hook(use_case: UseCase, name: str) -> Any:
+    """The use case's ``serve`` or ``export`` function (its folder's modules are importable)."""
+    target = getattr(use_case, name)
+    if not target:
+        what = {"serve": "system under test to serve", "export": "data to export"}[name]
+        raise StellarError(f"use case {use_case.name!r} ships no {what}")
     if str(use_case.folder) not in sys.path:
         sys.path.insert(0, str(use_case.folder))
-    return Plugin("sut", f"{use_case.name} server", use_case.serve).load()
+    return Plugin("usecase", f"{use_case.name} {name}", target).load()

@@ -14,7 +14,7 @@ from stellar.cli.options import setting
 from stellar.cli.output import console, stdout
 from stellar.errors import StellarError
 from stellar.registry import KINDS, Plugin, describe_options, plugins
-from stellar.usecase import load_use_case, server_factory
+from stellar.usecase import hook, load_use_case
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -41,6 +41,20 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "--option", action="append", default=[], metavar="NAME=VALUE", help="a use-case option"
     )
     serve.set_defaults(handler=cmd_serve)
+
+    data = commands.add_parser(
+        "export-data",
+        help="write a use case's data (e.g. its venues) as JSON, to load into your own system",
+        description="Write the data a use case's fitness scores against, for example the "
+        "venues of the built-in use case: stellar export-data navi venues.json "
+        "--option pois=multiwoz.",
+    )
+    data.add_argument("usecase", metavar="USECASE", help="a use case name or folder")
+    data.add_argument("file", metavar="FILE", type=Path, help="the JSON file to write")
+    data.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help="a use-case option"
+    )
+    data.set_defaults(handler=cmd_export_data)
 
     export = commands.add_parser(
         "export",
@@ -91,7 +105,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     use_case = load_use_case(args.usecase)
     given = dict(setting(item, "--option") for item in args.option)
     options = use_case.option_values(given, "--option")
-    server = server_factory(use_case)(args.host, args.port, **options)
+    server = hook(use_case, "serve")(args.host, args.port, **options)
     host, port = server.server_address[:2]
     console.print(f"{use_case.name}: serving on http://{host}:{port}/ (Ctrl-C to stop)")
     try:
@@ -99,6 +113,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
             server.serve_forever()
     finally:
         server.server_close()
+    return 0
+
+
+def cmd_export_data(args: argparse.Namespace) -> int:
+    use_case = load_use_case(args.usecase)
+    given = dict(setting(item, "--option") for item in args.option)
+    options = use_case.option_values(given, "--option")
+    count = hook(use_case, "export")(args.file, **options)
+    console.print(f"{use_case.name}: wrote {count} records to {escape(str(args.file))}")
     return 0
 
 

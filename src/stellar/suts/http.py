@@ -107,7 +107,8 @@ class HttpSUT:
         data = None
         if self.data_path is not None:
             matches = self.data_path.find(payload)
-            data = matches[0].value if len(matches) == 1 else [m.value for m in matches]
+            if matches:  # no match: no data (None), not an empty list
+                data = matches[0].value if len(matches) == 1 else [m.value for m in matches]
         answer = found[0].value
         return Response(text=answer if isinstance(answer, str) else str(answer), data=data)
 

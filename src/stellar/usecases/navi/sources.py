@@ -8,6 +8,7 @@ Cambridge venues of MultiWOZ shipped with the package, MIT licence), ``multiwoz:
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import threading
@@ -33,6 +34,16 @@ def open_pois(source: str = "generated") -> POIDatabase:
         if source not in _open:
             _open[source] = _build(source)
         return _open[source]
+
+
+def export_pois(path: str | Path, pois: str = "generated") -> int:
+    """Write the venues of ``pois`` as a JSON list (the shape of ``response.schema.json``,
+    plus id and coordinates), for loading into one's own system; returns how many."""
+    venues = [
+        {"id": p.id, **p.to_dict(), "lat": p.lat, "lon": p.lon} for p in open_pois(pois).all()
+    ]
+    Path(path).write_text(json.dumps(venues, ensure_ascii=False, indent=1), encoding="utf-8")
+    return len(venues)
 
 
 def _build(source: str) -> POIDatabase:
