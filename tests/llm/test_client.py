@@ -348,3 +348,19 @@ def test_an_unusable_cache_file_is_a_one_line_error(tmp_path):
     models = Models(LLMSettings(cache_path=str(broken)))
     with pytest.raises(StellarError, match="--no-cache"):
         models.client("ollama:llama3.1", "sut")
+
+
+async def test_a_local_server_that_is_not_running_fails_fast():
+    import socket
+    import time
+
+    with socket.socket() as probe:  # a port with nothing listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    models = Models(LLMSettings(cache=False))
+    client = models.client(f"openai-compatible:m@http://127.0.0.1:{port}/v1", "sut")
+    began = time.monotonic()
+    with pytest.raises(ModelAccessError, match=r"is the server at http://127\.0\.0\.1:\d+/v1 run"):
+        await client.complete([{"role": "user", "content": "hi"}])
+    assert time.monotonic() - began < 5
+    await models.aclose()

@@ -20,6 +20,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 from aiolimiter import AsyncLimiter
@@ -224,7 +225,8 @@ class ModelClient:
             raise ModelAccessError(f"{self.name}: {_message(exc)} (HTTP 429)")
         if status is not None and status not in RETRY_STATUS and status < 500:
             raise ModelError(f"{self.name}: HTTP {status}: {_message(exc)}")
-        if retries >= settings.max_retries:
+        refused_here = type(exc) is openai.APIConnectionError and _on_this_machine(endpoint.url)
+        if retries >= settings.max_retries or (refused_here and retries >= 1):
             failure = f"{self.name}: {_failure(exc, settings.timeout)}"
             if type(exc) is openai.APIConnectionError:  # down or wrong URL, not slow
                 raise ModelAccessError(f"{failure}; is the server at {endpoint.url} running?")
@@ -302,6 +304,12 @@ def _message(exc: Exception, limit: int | None = 200) -> str:
     return text[:limit]
 
 
+def _on_this_machine(url: str) -> bool:
+    """A server on this machine that refuses connections is not running: no use waiting."""
+    host = urlsplit(url).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
 def _failure(exc: Exception, timeout: float) -> str:
     if isinstance(exc, openai.APITimeoutError):
         return f"timed out after {timeout:g} s"
@@ -341,6 +349,13 @@ class Models:
     def client(self, name: str, role: str, where: str = "model") -> ModelClient:
         """A client for the model ``name`` booking its usage to ``role``."""
         spec = parse_model(name, where)
+        if spec.provider == "local":  # in this process: no endpoint, no key
+            from stellar.llm.local import LocalClient
+
+            cache = self.cache if self.check_keys else None
+            local = LocalClient(spec, role, cache, self.prices, self.spend, where)
+            self.clients.append(local)  # type: ignore[arg-type]
+            return local  # type: ignore[return-value]
         if self.check_keys:
             endpoint = resolve_endpoint(spec, self.settings.endpoints)
         else:  # estimates only: nothing will be sent

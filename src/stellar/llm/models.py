@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stellar.errors import ConfigError
 
-PROVIDERS = ("openai", "azure", "ollama", "openai-compatible")
+PROVIDERS = ("openai", "azure", "ollama", "openai-compatible", "local")
 OLLAMA_URL = "http://localhost:11434/v1"
 AZURE_API_VERSION = "2024-10-21"
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "azure": "AZURE_OPENAI_API_KEY"}
@@ -71,14 +71,16 @@ def is_model_name(text: str) -> bool:
 
 def parse_model(text: str, where: str = "model") -> ModelSpec:
     """``openai:gpt-4o-mini``, ``azure:DEPLOYMENT``, ``ollama:llama3.1``,
-    ``openai-compatible:MODEL@http://host:port/v1``."""
+    ``openai-compatible:MODEL@http://host:port/v1``, ``local:smollm2``, ``local:PATH`` (in
+    process: a GGUF file or a Hugging Face model folder; no endpoint, no key)."""
     provider, _, model = text.partition(":")
     if provider not in PROVIDERS or not model:
         raise ConfigError(
             where,
             "",
             f"{text!r} is not a model name; use one of "
-            "openai:MODEL, azure:DEPLOYMENT, ollama:MODEL, openai-compatible:MODEL@URL",
+            "openai:MODEL, azure:DEPLOYMENT, ollama:MODEL, openai-compatible:MODEL@URL, "
+            "local:smollm2, local:PATH",
         )
     if provider == "openai-compatible":
         model, at, url = model.rpartition("@")

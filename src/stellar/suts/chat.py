@@ -42,7 +42,7 @@ class ChatSUT:
         completion = await self.model.complete(
             self.messages(text), temperature=self.temperature, max_tokens=self.max_tokens
         )
-        return Response(text=completion.text, data={"finish_reason": completion.finish_reason})
+        return Response(text=completion.text)  # a model answers in text: no structured data
 
     def planned_calls(self, candidate: Any = None) -> list[PlannedCall]:
         prompt = estimate_tokens(self.system_prompt or "") + TYPICAL_INPUT_TOKENS + 8

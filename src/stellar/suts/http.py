@@ -107,8 +107,14 @@ class HttpSUT:
         data = None
         if self.data_path is not None:
             matches = self.data_path.find(payload)
-            if matches:  # no match: no data (None), not an empty list
-                data = matches[0].value if len(matches) == 1 else [m.value for m in matches]
+            if not matches:  # a mapping mistake would otherwise be scored as "no data"
+                return Response(
+                    text="",
+                    data=payload,
+                    error=f"no data at {self.data_path} in the reply: map it with sut.data "
+                    "(a JSONPath), or set sut.data=null if the system returns none",
+                )
+            data = matches[0].value if len(matches) == 1 else [m.value for m in matches]
         answer = found[0].value
         return Response(text=answer if isinstance(answer, str) else str(answer), data=data)
 

@@ -1,8 +1,8 @@
 """A use case's JSON Schema for the data its fitness reads from every answer.
 
-A system under test whose answers lack that data, or carry it in another shape, would be
-scored wrong without a word; checked per answer, such an answer becomes a ``sut_error``
-that names the field and how to map it.
+A system under test whose answers carry that data in another shape would be scored wrong
+without a word; checked per answer, such an answer becomes a ``sut_error`` that names the
+field. (An HTTP reply without data at the mapped path is one too: see ``suts/http.py``.)
 """
 
 from __future__ import annotations
@@ -26,13 +26,10 @@ class ResponseSchema:
         self.path = Path(path)
 
     def problem(self, response: Response) -> str | None:
-        """Why the answer's data does not fit, or None when it does."""
+        """Why the answer's data does not fit, or None when it does (or has none: a chat
+        model answers in text only, and the fitness knows it)."""
         if response.data is None:
-            return (
-                "the answer has no structured data, which this use case's fitness reads "
-                "(map it with sut.data, a JSONPath such as $.items; schema: "
-                f"{self.path.name})"
-            )
+            return None
         error = next(iter(self.validator.iter_errors(response.data)), None)
         if error is None:
             return None

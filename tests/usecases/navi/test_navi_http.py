@@ -70,7 +70,7 @@ def replying(reply: dict) -> ThreadingHTTPServer:
 @pytest.mark.parametrize(
     ("reply", "expected"),
     [
-        ({"answer": "Go to Bar Uno."}, "the answer has no structured data"),
+        ({"answer": "Go to Bar Uno."}, "no data at $.pois in the reply: map it with sut.data"),
         (
             {"answer": "Go to Fix-It.", "pois": [{"name": "Fix-It", "category": "car repair"}]},
             "at data[0].category: 'car repair' is not one of",
