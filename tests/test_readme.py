@@ -1,0 +1,33 @@
+"""The README's configuration example runs as written (against the served assistant)."""
+
+import re
+import threading
+from pathlib import Path
+
+from conftest import stellar
+
+from stellar.usecases.navi.server import build_server
+
+README = Path(__file__).parents[1] / "README.md"
+
+
+def test_the_configuration_example_runs_100_tests_with_few_discards(tmp_path, monkeypatch):
+    section = README.read_text(encoding="utf-8").split("## Configuration", 1)[1]
+    example = re.search(r"```yaml\n(.*?)```", section, re.DOTALL).group(1)
+    server = build_server("127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        run = tmp_path / "run.yaml"
+        run.write_text(example.replace("127.0.0.1:8000", f"127.0.0.1:{port}"))
+        monkeypatch.setenv("MY_API_KEY", "anything")
+        result = stellar("run", run, "--quiet", "--show", "0", "--out", tmp_path)
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stderr
+    tests, duplicates, invalid = (
+        int(re.search(rf"{word} (\d+)", result.stdout).group(1))
+        for word in ("tests", "duplicates", "invalid")
+    )
+    assert tests == 100 and (duplicates + invalid) / (tests + duplicates + invalid) < 0.2
+    assert "errors 0 sut / 0 judge" in result.stdout
