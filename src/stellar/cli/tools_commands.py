@@ -44,10 +44,10 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
     data = commands.add_parser(
         "export-data",
-        help="write a use case's data (e.g. its venues) as JSON, to load into your own system",
-        description="Write the data a use case's fitness scores against, for example the "
-        "venues of the built-in use case: stellar export-data navi venues.json "
-        "--option pois=multiwoz.",
+        help="write a use case's data as JSON, to load into your own system",
+        description="Write the data a use case's fitness scores against (for the built-in "
+        "use case, the places its assistant may recommend), e.g. stellar export-data "
+        "USECASE data.json --option NAME=VALUE.",
     )
     data.add_argument("usecase", metavar="USECASE", help="a use case name or folder")
     data.add_argument("file", metavar="FILE", type=Path, help="the JSON file to write")
