@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import re
 from pathlib import Path
+from typing import Any
 
 from rich.markup import escape
 
@@ -14,7 +15,7 @@ from stellar.cli.options import setting
 from stellar.cli.output import console, stdout
 from stellar.errors import StellarError
 from stellar.registry import KINDS, Plugin, describe_options, plugins
-from stellar.usecase import hook, load_use_case
+from stellar.usecase import UseCase, hook, load_use_case
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -34,12 +35,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         description="Serve the system under test that a use case ships (e.g. "
         "`stellar serve USECASE --port 8000`), for trying the HTTP adapter.",
     )
-    serve.add_argument("usecase", metavar="USECASE", help="a use case name or folder")
+    add_use_case(serve)
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
     serve.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
-    serve.add_argument(
-        "--option", action="append", default=[], metavar="NAME=VALUE", help="a use-case option"
-    )
     serve.set_defaults(handler=cmd_serve)
 
     data = commands.add_parser(
@@ -49,11 +47,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "use case, the places its assistant may recommend), e.g. stellar export-data "
         "USECASE data.json --option NAME=VALUE.",
     )
-    data.add_argument("usecase", metavar="USECASE", help="a use case name or folder")
+    add_use_case(data)
     data.add_argument("file", metavar="FILE", type=Path, help="the JSON file to write")
-    data.add_argument(
-        "--option", action="append", default=[], metavar="NAME=VALUE", help="a use-case option"
-    )
     data.set_defaults(handler=cmd_export_data)
 
     export = commands.add_parser(
@@ -64,6 +59,19 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     export.add_argument("run_dir", metavar="RUN_DIR", type=Path)
     export.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/export)")
     export.set_defaults(handler=cmd_export)
+
+
+def add_use_case(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("usecase", metavar="USECASE", help="a use case name or folder")
+    parser.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help="a use-case option"
+    )
+
+
+def use_case_and_options(args: argparse.Namespace) -> tuple[UseCase, dict[str, Any]]:
+    use_case = load_use_case(args.usecase)
+    given = dict(setting(item, "--option") for item in args.option)
+    return use_case, use_case.option_values(given, "--option")
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -102,9 +110,7 @@ def plain(text: str) -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    use_case = load_use_case(args.usecase)
-    given = dict(setting(item, "--option") for item in args.option)
-    options = use_case.option_values(given, "--option")
+    use_case, options = use_case_and_options(args)
     server = hook(use_case, "serve")(args.host, args.port, **options)
     host, port = server.server_address[:2]
     console.print(f"{use_case.name}: serving on http://{host}:{port}/ (Ctrl-C to stop)")
@@ -117,9 +123,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_export_data(args: argparse.Namespace) -> int:
-    use_case = load_use_case(args.usecase)
-    given = dict(setting(item, "--option") for item in args.option)
-    options = use_case.option_values(given, "--option")
+    use_case, options = use_case_and_options(args)
     count = hook(use_case, "export")(args.file, **options)
     console.print(f"{use_case.name}: wrote {count} records to {escape(str(args.file))}")
     return 0

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from stellar.llm.base import Completion
+from stellar.llm.usage import record_call
 from stellar.paths import cache_root
 
 
@@ -88,3 +89,20 @@ class ResponseCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def cached_answer(
+    cache: ResponseCache | None,
+    model: str,
+    role: str,
+    messages: list[dict[str, str]],
+    params: dict[str, Any],
+) -> tuple[str, Completion | None]:
+    """The request's cache key, and its cached answer (booked as a cached call) if any."""
+    key = request_key(model, messages, params)
+    hit = cache.get(key) if cache is not None else None
+    if hit is not None:
+        record_call(
+            role, calls=1, cached=1, input_tokens=hit.input_tokens, output_tokens=hit.output_tokens
+        )
+    return key, hit

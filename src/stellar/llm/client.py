@@ -27,7 +27,7 @@ from aiolimiter import AsyncLimiter
 
 from stellar.errors import ModelAccessError, ModelError, StellarError
 from stellar.llm.base import Completion, Message, messages_tokens
-from stellar.llm.cache import ResponseCache, default_cache_path, request_key
+from stellar.llm.cache import ResponseCache, cached_answer, default_cache_path
 from stellar.llm.models import (
     Endpoint,
     EndpointSettings,
@@ -143,15 +143,8 @@ class ModelClient:
             "sample": sample or None,
         }
         params = {k: v for k, v in params.items() if v is not None}
-        key = request_key(self.cache_name, messages, params)
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            record_call(
-                self.role,
-                calls=1,
-                cached=1,
-                input_tokens=hit.input_tokens,
-                output_tokens=hit.output_tokens,
-            )
+        key, hit = cached_answer(self.cache, self.cache_name, self.role, messages, params)
+        if hit is not None:
             return hit
         attempts = [0]  # retries so far, also when the call finally fails
         try:

@@ -24,7 +24,7 @@ from typing import Any
 
 from stellar.errors import ConfigError, ModelAccessError, ModelError
 from stellar.llm.base import Completion, Message
-from stellar.llm.cache import ResponseCache, request_key
+from stellar.llm.cache import ResponseCache, cached_answer
 from stellar.llm.models import ModelSpec
 from stellar.llm.usage import PriceTable, record_call
 
@@ -178,15 +178,8 @@ class LocalClient:
             "sample": sample or None,
         }
         params = {k: v for k, v in params.items() if v is not None}
-        key = request_key(self.cache_name, messages, params)
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            record_call(
-                self.role,
-                calls=1,
-                cached=1,
-                input_tokens=hit.input_tokens,
-                output_tokens=hit.output_tokens,
-            )
+        key, hit = cached_answer(self.cache, self.cache_name, self.role, messages, params)
+        if hit is not None:
             return hit
         if json_schema is not None:
             messages = with_schema(messages, json_schema)
