@@ -136,3 +136,20 @@ def test_compare_takes_the_system_options_run_takes_and_out(tmp_path):
     assert code == 0
     config = (tmp_path / "exp" / "runs" / "random-s0" / "config.yaml").read_text()
     assert "target: toy:slow_answer" in config and "max_error_rate: 0.5" in config
+
+
+def test_compare_exits_3_when_the_system_is_not_healthy(tmp_path, capsys):
+    import socket
+
+    from stellar.cli import main
+
+    with socket.socket() as probe:  # a port with nothing listening: the system is down
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/query"
+    code = main(
+        ["compare", str(TOY / "run.yaml"), "--algorithms", "random", "--seeds", "1",
+         "--tests", "40", "--sut", url, "--out", str(tmp_path / "exp"), "--parallel", "1"]
+    )  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 3 and err[-1].startswith("stellar: not healthy: 1 runs stopped (")
+    assert "ConnectError" in err[-1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from rich.markup import escape
@@ -18,6 +19,8 @@ from stellar.cli.options import (
 from stellar.cli.output import console, stdout
 from stellar.config import load_config
 from stellar.errors import StellarError
+from stellar.rundir import read_summary
+from stellar.termination import StopReason
 
 HELP = """\
 Run every algorithm with every seed on one configuration, then compare them: unique failures,
@@ -118,6 +121,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if skipped:
         console.print(f"skipped {skipped} of {total} runs: already finished")
     incomplete = [d for dirs in runs.values() for d in dirs if not finished(d)]
+    unhealthy = [read_summary(d) for d in incomplete]
+    unhealthy = [s for s in unhealthy if s.get("stop_reason") == StopReason.UNHEALTHY]
+    if unhealthy:  # running again would not help: the system or the judges need a look
+        first = unhealthy[0]
+        print(
+            f"stellar: not healthy: {len(unhealthy)} runs stopped ({first.get('unhealthy')}; "
+            f"first: {first.get('first_error')})",
+            file=sys.stderr,
+        )
+        return 3
     if incomplete:
         raise StellarError(
             f"{len(incomplete)} runs did not finish (see above); run the command again"
