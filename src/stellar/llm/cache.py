@@ -91,6 +91,24 @@ class ResponseCache:
             self._db.close()
 
 
+def call_params(
+    temperature: float | None,
+    max_tokens: int | None,
+    seed: int | None,
+    json_schema: dict[str, Any] | None,
+    sample: int,
+) -> dict[str, Any]:
+    """The sampling parameters of a call that are set: part of its cache key."""
+    params = {
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "seed": seed,
+        "json_schema": json_schema,
+        "sample": sample or None,
+    }
+    return {k: v for k, v in params.items() if v is not None}
+
+
 def cached_answer(
     cache: ResponseCache | None,
     model: str,

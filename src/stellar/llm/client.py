@@ -27,7 +27,7 @@ from aiolimiter import AsyncLimiter
 
 from stellar.errors import ModelAccessError, ModelError, StellarError
 from stellar.llm.base import Completion, Message, messages_tokens
-from stellar.llm.cache import ResponseCache, cached_answer, default_cache_path
+from stellar.llm.cache import ResponseCache, cached_answer, call_params, default_cache_path
 from stellar.llm.models import (
     Endpoint,
     EndpointSettings,
@@ -135,14 +135,7 @@ class ModelClient:
         json_schema: dict[str, Any] | None = None,
         sample: int = 0,
     ) -> Completion:
-        params = {
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "seed": seed,
-            "json_schema": json_schema,
-            "sample": sample or None,
-        }
-        params = {k: v for k, v in params.items() if v is not None}
+        params = call_params(temperature, max_tokens, seed, json_schema, sample)
         key, hit = cached_answer(self.cache, self.cache_name, self.role, messages, params)
         if hit is not None:
             return hit

@@ -23,7 +23,7 @@ from typing import Any
 
 from stellar.errors import ConfigError, ModelAccessError, ModelError
 from stellar.llm.base import Completion, Message
-from stellar.llm.cache import ResponseCache, cached_answer
+from stellar.llm.cache import ResponseCache, cached_answer, call_params
 from stellar.llm.models import ModelSpec
 from stellar.llm.structured import StructuredLevel, prompt_messages
 from stellar.llm.usage import PriceTable, record_call
@@ -167,14 +167,7 @@ class LocalClient:
         json_schema: dict[str, Any] | None = None,
         sample: int = 0,
     ) -> Completion:
-        params = {
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "seed": seed,
-            "json_schema": json_schema,
-            "sample": sample or None,
-        }
-        params = {k: v for k, v in params.items() if v is not None}
+        params = call_params(temperature, max_tokens, seed, json_schema, sample)
         key, hit = cached_answer(self.cache, self.cache_name, self.role, messages, params)
         if hit is not None:
             return hit

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from navi_samples import make_poi
 
 from stellar.usecases.navi.poi import POI
 from stellar.usecases.navi.request import VenueRequest
@@ -72,20 +73,7 @@ def test_values_outside_the_vocabulary_are_rejected(constraints: dict[str, Any])
 
 
 def poi(**fields: Any) -> POI:
-    values: dict[str, Any] = {
-        "id": 1,
-        "name": "Venue",
-        "category": "restaurant",
-        "cuisine": "italian",
-        "rating": 4.0,
-        "price": "medium",
-        "payment": ("cash",),
-        "parking": True,
-        "address": "Hauptstraße 1",
-        "lat": 48.8,
-        "lon": 9.2,
-    }
-    return POI(**{**values, **fields})
+    return make_poi(1, **fields)
 
 
 @pytest.mark.parametrize(
