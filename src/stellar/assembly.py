@@ -17,7 +17,7 @@ from stellar.llm.client import Models
 from stellar.plugin_check import check_algorithm
 from stellar.records import Response
 from stellar.registry import Plugin, accepts, resolve
-from stellar.search import Algorithm, make_algorithm
+from stellar.search import Algorithm, failing_below, make_algorithm
 from stellar.suts import SUT, PythonSUT
 from stellar.suts.response_schema import ResponseSchema
 from stellar.text.duplicates import DuplicateFilter
@@ -59,7 +59,12 @@ def build_components(cfg: RunConfig, check_keys: bool = True) -> Components:
 def build_algorithm(cfg: RunConfig, space: FeatureSpace, name: str) -> Algorithm:
     """The algorithm ``name`` with its options from the configuration."""
     check_algorithm(cfg, name)
-    return make_algorithm(name, space, len(cfg.objectives), cfg.seed, **cfg.algorithm.options(name))
+    below = cfg.oracle.below or {}
+    limits = [below.get(objective) for objective in cfg.objectives]
+    failing = failing_below(limits) if any(x is not None for x in limits) else None
+    return make_algorithm(
+        name, space, len(cfg.objectives), cfg.seed, failing, **cfg.algorithm.options(name)
+    )
 
 
 def build_sut(cfg: RunConfig, models: Models) -> SUT:

@@ -34,7 +34,7 @@ KINDS = {
     "usecase": "features, components and options of a kind of application (usecase.yaml)",
 }
 # Objects the framework hands to a plugin itself; they are never user options.
-RUNTIME = frozenset({"space", "features", "n_objectives", "seed", "judge", "self"})
+RUNTIME = frozenset({"space", "features", "n_objectives", "seed", "failing", "judge", "self"})
 # Leading positional arguments of a plugin that is a plain function, by kind.
 CALL_ARGS = {
     "dataset": 1,

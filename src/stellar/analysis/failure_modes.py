@@ -20,7 +20,7 @@ from sklearn.cluster import AgglomerativeClustering
 
 from stellar.analysis.diversity import cluster_terms
 from stellar.analysis.interactions import failure_pairs, run_space, valid_pairs
-from stellar.analysis.metrics import load_run
+from stellar.analysis.metrics import RunData, load_run
 from stellar.errors import StellarError
 from stellar.records import TestRecord
 from stellar.rundir import CONFIG_NAME
@@ -125,16 +125,25 @@ def _clusters(vectors: np.ndarray, distance: float) -> np.ndarray:
     return clustering.fit_predict(vectors)
 
 
-def run_diversity(run_dir: str | Path) -> tuple[int, int, int]:
-    """A run's failure modes, its 2-way failure pairs and the pairs its space allows; modes
-    with the run's duplicate embedder (hashing when it has none)."""
-    data, config = load_run(run_dir), _stored(run_dir)
+def run_failure_modes(run_dir: str | Path) -> list[FailureMode]:
+    """A run's failure modes (one test per distinct input), with the run's duplicate embedder
+    (hashing when it has none)."""
+    return _run_modes(load_run(run_dir), _stored(run_dir))
+
+
+def _run_modes(data: RunData, config: dict) -> list[FailureMode]:
     thresholds = _thresholds(config)
     unique: dict[str, FailingTest] = {}
     for record in data.failures:
         unique.setdefault(record.input_text or "", failing_test(record, thresholds))
     embedder = (config.get("duplicates") or {}).get("embedder") or "hashing"
-    modes = failure_modes(list(unique.values()), "hashing" if embedder == "none" else embedder)
+    return failure_modes(list(unique.values()), "hashing" if embedder == "none" else embedder)
+
+
+def run_diversity(run_dir: str | Path) -> tuple[int, int, int]:
+    """A run's failure modes, its 2-way failure pairs and the pairs its space allows."""
+    data = load_run(run_dir)
+    modes = _run_modes(data, _stored(run_dir))
     try:
         valid = len(valid_pairs(run_space(run_dir)))
     except (OSError, ValueError, StellarError):  # no readable feature space

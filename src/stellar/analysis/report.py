@@ -41,6 +41,7 @@ from stellar.analysis.failure_modes import (
     FailureMode,
     failing_test,
     failure_modes,
+    run_failure_modes,
     run_thresholds,
 )
 from stellar.analysis.interactions import failure_pairs, run_space, valid_pairs
@@ -60,7 +61,12 @@ from stellar.text.embeddings import Embedder
 
 # compared in statistics.csv
 METRICS = ("failures", "failure_ratio", "failure_modes", "failure_pairs", "cluster_coverage")
-DIVERSE = {"failure_modes": "failure modes", "failure_pairs": "2-way failure pairs"}
+DIVERSE = ("failure_modes", "failure_pairs")
+LABELS = {
+    "failures": "unique failures",
+    "failure_modes": "failure modes",
+    "failure_pairs": "2-way failure pairs",
+}
 TYPE_COLUMNS = ["type", "label", "size", "found_by", "example", "input", "answer"]
 
 
@@ -142,7 +148,12 @@ class ExperimentReport:
                 f"{head.best} vs {head.other}: {found}, Mann-Whitney p = {head.p_value:.3g} "
                 f"({verdict} at {ALPHA}), A12 = {head.a12:.2f} ({head.magnitude})"
             )
-            lines += [self._diversity_line(metric, head.best, head.other) for metric in DIVERSE]
+            lines += [f"  {self._versus(metric, head.best, head.other)}" for metric in DIVERSE]
+            for other in self.algorithms:  # the best against each of the rest, in one line
+                if other in (head.best, head.other) or not self.values("failures")[other]:
+                    continue
+                found = "; ".join(self._versus(m, head.best, other) for m in ("failures", *DIVERSE))
+                lines.append(f"{head.best} vs {other}: {found}")
         div = self.diversity
         if div.note:
             lines.append(f"diversity: {div.note}")
@@ -154,23 +165,19 @@ class ExperimentReport:
             )
         return lines
 
-    def _diversity_line(self, metric: str, best: str, other: str) -> str:
-        """The headline's two algorithms on a diversity metric, with p and A12 for ``best``."""
+    def _versus(self, metric: str, best: str, other: str) -> str:
+        """``best`` against ``other`` on one metric: means, p and A12 for ``best``."""
         row = next(
             r
             for r in self.statistics
             if r.metric == metric and {r.first, r.second} == {best, other}
         )
-        first_is_best = row.first == best
-        mean_best, mean_other = (
-            (row.mean_first, row.mean_second)
-            if first_is_best
-            else (row.mean_second, row.mean_first)
-        )
-        effect = row.a12 if first_is_best else 1 - row.a12
+        means = (row.mean_first, row.mean_second)
+        mean_best, mean_other = means if row.first == best else means[::-1]
+        effect = row.a12 if row.first == best else 1 - row.a12
         verdict = "significant" if row.significant else "not significant"
         return (
-            f"  {DIVERSE[metric]}: {mean_best:.1f} vs {mean_other:.1f}, p = {row.p_value:.3g} "
+            f"{LABELS[metric]}: {mean_best:.1f} vs {mean_other:.1f}, p = {row.p_value:.3g} "
             f"({verdict}), A12 = {effect:.2f}"
         )
 
@@ -293,13 +300,20 @@ def _write_tables(report: ExperimentReport, found_by: list[set[str]]) -> list[Pa
     ]
 
 
+def export_failure_modes(run_dir: Path, out_dir: Path) -> Path:
+    """A run's failure modes as ``failure_modes.csv`` in ``out_dir`` (stellar export)."""
+    return _write_groups(out_dir / "failure_modes.csv", run_failure_modes(run_dir))
+
+
 def _write_groups(
-    path: Path, groups: list[FailureType] | list[FailureMode], found_by: list[set[str]]
+    path: Path,
+    groups: list[FailureType] | list[FailureMode],
+    found_by: list[set[str]] | None = None,
 ) -> Path:
     """Failure types or modes, a row per example, with who found the group's failures."""
     rows = []
     for n, group in enumerate(groups, start=1):
-        counts = Counter(a for i in group.members for a in found_by[i])
+        counts = Counter(a for i in group.members for a in (found_by[i] if found_by else ()))
         found = "; ".join(f"{a}: {c}" for a, c in counts.most_common())
         for e, (text, answer) in enumerate(group.examples, start=1):
             rows.append(

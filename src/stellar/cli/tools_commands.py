@@ -54,7 +54,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     export = commands.add_parser(
         "export",
         help="write a run's tests and failures as JSONL and CSV",
-        description="Write tests.jsonl, tests.csv, failures.jsonl and failures.csv.",
+        description="Write tests.jsonl, tests.csv, failures.jsonl, failures.csv and "
+        "failure_modes.csv (the failing answers grouped: each mode's size and examples).",
     )
     export.add_argument("run_dir", metavar="RUN_DIR", type=Path)
     export.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/export)")
@@ -130,6 +131,10 @@ def cmd_export_data(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    for path in export_run(args.run_dir, args.out):
+    from stellar.analysis.report import export_failure_modes  # sklearn: only when needed
+
+    paths = export_run(args.run_dir, args.out)
+    paths.append(export_failure_modes(args.run_dir, paths[0].parent))
+    for path in paths:
         console.print(str(path))
     return 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from stellar.features import Candidate, FeatureSpace
@@ -30,3 +30,17 @@ class AlgorithmFactory(Protocol):
     def __call__(
         self, space: FeatureSpace, n_objectives: int, seed: int, **settings
     ) -> Algorithm: ...
+
+
+Failing = Callable[[Sequence[float]], bool]
+"""Whether an objective vector is a failure by the run's oracle (for diversity-aware search)."""
+
+
+def failing_below(limits: Sequence[float | None]) -> Failing:
+    """Failure when any objective is below its limit (None: that objective never fails)."""
+    pairs = [(i, limit) for i, limit in enumerate(limits) if limit is not None]
+
+    def failing(scores: Sequence[float]) -> bool:
+        return any(scores[i] < limit for i, limit in pairs)
+
+    return failing

@@ -173,6 +173,10 @@ class StellarSearch:
             return  # nothing to learn; before initialisation the next ask re-samples
         pop = pending[keep]
         pop.set("X", np.array([candidates[i].vector for i in keep], dtype=float))
-        F = np.array([list(scores[i]) for i in keep], dtype=float)
+        F = self._objectives(pop, np.array([list(scores[i]) for i in keep], dtype=float))
         Evaluator().eval(StaticProblem(self.problem, F=F), pop)
         self.algorithm.tell(infills=pop)
+
+    def _objectives(self, infills: Population, scores: np.ndarray) -> np.ndarray:
+        """What NSGA-II minimises for the new individuals: their scores (a subclass's hook)."""
+        return scores
