@@ -35,6 +35,11 @@ def test_run_prints_progress_summary_and_exports(tmp_path):
     failures = [json.loads(line) for line in (run_dir / "export" / "failures.jsonl").open()]
     assert all(row["is_failure"] for row in failures)
     assert len(failures) == sum(row["is_failure"] for row in rows)
+    with (run_dir / "export" / "failure_modes.csv").open() as fh:
+        modes = list(csv.DictReader(fh))
+    sizes = {row["type"]: int(row["size"]) for row in modes}  # a row per example
+    assert sum(sizes.values()) == len({row["input_text"] for row in failures})
+    assert {row["answer"] for row in modes} <= {row["response_text"] for row in failures}
 
 
 def test_options_override_configuration(tmp_path):
