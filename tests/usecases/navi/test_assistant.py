@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import random
+import statistics
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from stellar.features import load_feature_space
 from stellar.records import Response
 from stellar.text.embeddings import get_embedder
+from stellar.usecases.navi import realiser
 from stellar.usecases.navi.assistant import NavigationAssistant, navi_assistant
 from stellar.usecases.navi.city import ABSENT_COMBINATIONS
+from stellar.usecases.navi.realiser import realise
 from stellar.usecases.navi.request import VenueRequest
 from stellar.usecases.navi.sources import default_database
 from stellar.usecases.navi.store import POIDatabase
@@ -366,7 +372,7 @@ def test_relaxation_order() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Style: rudeness and long, chatty messages
+# Style: rudeness and long messages
 # --------------------------------------------------------------------------------------------
 
 
@@ -395,18 +401,34 @@ def test_insult_inside_the_request_loses_it(assistant: NavigationAssistant) -> N
     assert "what kind of place" in response.text
 
 
-def test_long_chatty_message_gets_a_longer_answer(assistant: NavigationAssistant) -> None:
-    short = assistant.answer("Find an Italian restaurant with parking")
-    chatty_text = (
-        "Hello there! I hope you are having a lovely day. My family and I have been driving "
-        "for hours and we are getting really hungry, so could you please help us find a nice "
-        "Italian restaurant with parking? Thank you so much!"
-    )
-    assert assistant.understand(chatty_text).chatty
-    chatty = assistant.answer(chatty_text)
-    assert chatty.data == short.data
-    assert len(chatty.text.split()) > len(short.text.split()) + 15
-    assert chatty.data[0]["name"] in chatty.text and chatty.text.endswith("?")
+PADDING = (
+    " Hello there, I hope you are having a lovely day. My family and I have been driving for"
+    " hours and we are getting really tired. You always know the best places, my friend!"
+)
+
+
+def test_a_longer_message_gets_the_same_answer(assistant: NavigationAssistant) -> None:
+    request = "Find an Italian restaurant with parking."
+    answers = [assistant.answer(request + PADDING * k) for k in range(4)]
+    assert all(answer == answers[0] for answer in answers), answers
+    assert answers[0].data and answers[0].data[0]["name"] in answers[0].text
+
+
+def test_answer_length_does_not_grow_with_the_message_length(
+    assistant: NavigationAssistant,
+) -> None:
+    """Over 100 requests, each said twice in different words: the longer wording does not
+    get the longer answer (the answer's length follows what was asked, not how)."""
+    space = load_feature_space(Path(realiser.__file__).parent / "features.yaml")
+    rng = random.Random(3)
+    longer_message, longer_answer = [], []
+    for i in range(100):
+        values = space.candidate({**space.random_values(rng), "word_perturbation": "none"}).values
+        first, second = (realise(values, random.Random(2 * i + k)) for k in (0, 1))
+        longer_message.append(len(first.split()) - len(second.split()))
+        answers = [assistant.answer(text).text.split() for text in (first, second)]
+        longer_answer.append(len(answers[0]) - len(answers[1]))
+    assert abs(statistics.correlation(longer_message, longer_answer)) < 0.2
 
 
 # --------------------------------------------------------------------------------------------

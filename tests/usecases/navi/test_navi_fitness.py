@@ -7,8 +7,10 @@ import pytest
 from stellar.features import Candidate
 from stellar.records import Response, TestInput
 from stellar.usecases.navi.fitness import (
+    F1_WEIGHTS,
     NaviFitness,
     content_fitness,
+    directness,
     poi_score,
     response_dimensions,
 )
@@ -106,10 +108,46 @@ def test_response_dimensions():
     clarify = "Sorry, I did not understand. What kind of place are you looking for?"
     assert response_dimensions(request, clarify, []) == {"R": 0.5, "D": 1.0, "P": 1.0}
     lecture = "Please be respectful. I am here to help you."
-    assert response_dimensions(request, lecture, []) == {"R": 0.0, "D": 1.0, "P": 0.0}
-    verbose = " ".join(["word"] * 60) + " Golden Dragon. Let me know if you need more."
-    dims = response_dimensions(request, verbose, [poi()])
-    assert dims == {"R": 1.0, "D": 0.5, "P": 0.5}
+    assert response_dimensions(request, lecture, []) == {"R": 0.0, "D": 0.0, "P": 0.0}
+    padded = "Great question! Golden Dragon is close. Let me know if you need more."
+    dims = response_dimensions(request, padded, [poi()])
+    assert dims == {"R": 1.0, "D": 0.0, "P": 0.5}
+
+
+USEFUL_LONG = (
+    "I found 12 Chinese restaurants with parking that take cash. The nearest is Golden Dragon "
+    "(4.5 stars, medium price, 0.4 km away, Main St 1). Other options: Jade Garden (4 stars, "
+    "1.1 km away) and Lotus House (4.5 stars, 1.3 km away). Golden Dragon is open until 11 pm. "
+    "Shall I start navigation to Golden Dragon?"
+)
+CHATTY_SHORT = "Thanks so much for asking! I'm always happy to help. Golden Dragon. Shall I go?"
+
+
+def test_directness_reads_content_not_length():
+    request = VenueRequest("restaurant", cuisine="chinese")
+    pois = [poi(), poi(name="Jade Garden"), poi(name="Lotus House")]
+    assert len(USEFUL_LONG.split()) > 2 * len(CHATTY_SHORT.split())
+    useful = response_dimensions(request, USEFUL_LONG, pois)
+    chatty = response_dimensions(request, CHATTY_SHORT, pois)
+    assert useful["D"] == 1.0 and chatty["D"] < useful["D"]
+    assert sum(F1_WEIGHTS[k] * v for k, v in chatty.items()) < sum(
+        F1_WEIGHTS[k] * v for k, v in useful.items()
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("I found 3 restaurants. The nearest is Golden Dragon. Shall I start navigation?", 1.0),
+        ("Thanks for the details! I found 3 restaurants: Golden Dragon is nearest. Go?", 0.5),
+        ("I'm sorry for the frustration. Thanks for your patience! Golden Dragon. Go?", 0.0),
+        ("I found some great options for you. Shall I start navigation?", 0.5),  # none named
+        ("Hello! I hope you are having a lovely day. Have a safe trip!", 0.0),
+        (" ".join(["Golden Dragon is 0.4 km away."] * 20), 0.5),  # useful, but too long
+    ],
+)
+def test_directness_cases(answer, expected):
+    assert directness(answer, [poi()]) == expected
 
 
 def _db(tmp_path):

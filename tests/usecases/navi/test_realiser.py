@@ -24,8 +24,13 @@ from stellar.text.perturbations import (
     identity,
 )
 from stellar.usecases.navi import realiser
-from stellar.usecases.navi.realiser import NaviRealiser, realise
-from stellar.usecases.navi.realiser_lexicon import CUISINE_DISHES, LEXICONS, PERTURBATION_OPERATORS
+from stellar.usecases.navi.realiser import NaviRealiser, realise, realise_with_plain
+from stellar.usecases.navi.realiser_lexicon import (
+    CAFE_SPECIALITIES,
+    CUISINE_DISHES,
+    LEXICONS,
+    PERTURBATION_OPERATORS,
+)
 
 FEATURES = Path(realiser.__file__).parent / "features.yaml"
 SPACE = load_feature_space(FEATURES)
@@ -77,7 +82,9 @@ RUDE_MARKERS = (
     "for once",
 )
 POLITE_MARKERS = ("please", "kindly", "thank", "appreciate", "troubl", "grateful", "sorry")
-SLANG_MARKERS = r"\b(yo|gonna|gimme|wanna|gotta|ya|aight|dude|bro|grub|outta|whatcha)\b"
+SLANG_MARKERS = (
+    r"\b(yo|gonna|gimme|wanna|gotta|ya|aight|dude|bro|grub|outta|whatcha|hey man)\b|, man\b"
+)
 
 
 def candidates(n: int, seed: int = 0, **fixed: Any) -> Iterator[dict[str, Any]]:
@@ -228,7 +235,8 @@ def test_unperturbed_utterances_are_tidy_sentences():
 def check_attributes(values: dict[str, Any], text: str) -> None:
     """Each requested content attribute is recognisably in ``text``."""
     if values["cuisine"] != "none":
-        names = [values["cuisine"], *CUISINE_DISHES[values["cuisine"]]]
+        served = CAFE_SPECIALITIES if values["category"] == "cafe" else CUISINE_DISHES
+        names = [values["cuisine"], *served[values["cuisine"]]]
         assert any(name.lower() in text.lower() for name in names), (values, text)
     if values["price"] != "none":
         assert has(PRICE_WORDS[values["price"]], text), (values, text)
@@ -286,7 +294,8 @@ def test_cuisine_is_not_confused_with_the_category():
     values = {**RESTAURANT, "category": "cafe", "cuisine": "japanese", "implicitness": "implicit"}
     for seed in range(100):
         text = realise_seeded(values, seed)
-        assert has("sushi|ramen|tempura|japanese", text), text
+        assert has("matcha|japanese", text), text
+        assert not has("sushi|ramen|tempura", text), text
 
 
 # ------------------------------------------------------------------------------- style
@@ -338,7 +347,8 @@ def test_anthropomorphism_shapes_the_request():
     interrogative = texts("interrogative")
     assert sum("?" in t for t in interrogative) == len(interrogative)
     empathic = texts("empathic")
-    assert sum(has(r"buddy|friend|pal|you're|you always|your", t) for t in empathic) > 0.8 * 500
+    personal = r"buddy|friend|pal|you're|you always|your|(?:would|do) you|you'd|whatcha"
+    assert sum(has(personal, t) for t in empathic) > 0.9 * 500
     very_directive = texts("very directive")
     assert sum("?" in t for t in very_directive) < 0.15 * len(very_directive)
     assert sum(len(t) for t in very_directive) < sum(len(t) for t in empathic)
@@ -347,13 +357,10 @@ def test_anthropomorphism_shapes_the_request():
 # ------------------------------------------------------------------------ perturbation
 
 
-def paired(perturbation: str, n: int = 100) -> Iterator[tuple[str, str]]:
-    """(unperturbed, perturbed) utterances of the same candidates and seeds."""
-    for i, values in enumerate(candidates(n, seed=14)):
-        yield (
-            realise_seeded({**values, "word_perturbation": "none"}, i),
-            realise_seeded({**values, "word_perturbation": perturbation}, i),
-        )
+def paired(perturbation: str, n: int = 100, seed: int = 14) -> Iterator[tuple[str, str]]:
+    """(unperturbed, perturbed) utterances: one composition before and after the operator."""
+    for i, values in enumerate(candidates(n, seed=seed, word_perturbation=perturbation)):
+        yield realise_with_plain(values, random.Random(i))
 
 
 def words(text: str) -> list[str]:
@@ -373,7 +380,7 @@ def test_fillers_are_inserted():
         added = Counter(words(noisy)) - Counter(words(plain))
         assert set(added) <= filler_words, (plain, noisy)
         grown += bool(added)
-    assert grown >= 90
+    assert grown == 100
 
 
 def test_delete_words_drops_function_words():
@@ -392,9 +399,10 @@ def test_homophones_swap_words_for_homophones():
     for plain, noisy in paired("homophones"):
         assert len(words(plain)) == len(words(noisy)), (plain, noisy)
         for a, b in zip(words(plain), words(noisy), strict=True):
-            assert a == b or b in index.get(a, ()), (a, b)
+            possessive = a.endswith("'s") and b == a[:-2] + "s"  # "sister's" -> "sisters"
+            assert a == b or b in index.get(a, ()) or possessive, (a, b)
         changed += plain != noisy
-    assert changed >= 80
+    assert changed >= 95
 
 
 # --------------------------------------------------------------------------- generator

@@ -1,9 +1,11 @@
 """Seeded text perturbation operators that add realistic noise to test utterances.
 
-Word-level operators (:mod:`.words`) follow the STELLAR paper (function-word deletion, speech
-fillers, homophone substitution); character-level operators (:mod:`.characters`) follow the
-METAL framework (keyboard typos, character deletion/insertion, letter swaps, extra spaces,
-leetspeak).
+Word-level operators (:mod:`.words`, :mod:`.homophones`) follow the STELLAR paper
+(function-word deletion, speech fillers, homophone substitution), kept to what a speaker says
+and a speech recogniser writes: fillers where people hesitate, at most two, and homophones
+from a reviewed list of plausible slips (``data/homophones.yaml``). Character-level
+operators (:mod:`.characters`) follow the METAL framework (keyboard typos, character
+deletion/insertion, letter swaps, extra spaces, leetspeak).
 
 Every operator has the signature ``(text, rng, p=DEFAULT) -> str``: it draws all randomness
 from ``rng`` (so a given seed always gives the same output), returns ``text`` unchanged for
@@ -28,15 +30,19 @@ from stellar.text.perturbations.characters import (
     swap_chars,
     typos,
 )
+from stellar.text.perturbations.homophones import (
+    HOMOPHONE_WORDS,
+    cmudict_path,
+    homophone_index,
+    homophone_rules,
+    homophones,
+)
 from stellar.text.perturbations.words import (
     FILLERS,
     FUNCTION_WORDS,
-    HOMOPHONE_WORDS,
+    MAX_FILLERS,
     add_fillers,
-    cmudict_path,
     delete_words,
-    homophone_index,
-    homophones,
 )
 
 __all__ = [
@@ -44,6 +50,7 @@ __all__ = [
     "FUNCTION_WORDS",
     "HOMOPHONE_WORDS",
     "LEET_MAP",
+    "MAX_FILLERS",
     "PERTURBATIONS",
     "QWERTY_NEIGHBOURS",
     "Perturbation",
@@ -54,6 +61,7 @@ __all__ = [
     "delete_words",
     "extra_spaces",
     "homophone_index",
+    "homophone_rules",
     "homophones",
     "identity",
     "leetspeak",

@@ -18,8 +18,8 @@ It reads only the user's text and works like a small production assistant:
    constraints are relaxed (payment, parking, price, rating; never category or cuisine).
 5. **Answer** (:mod:`~stellar.usecases.navi.replies`): a short answer naming the nearest
    POIs and ending with a follow-up question; the POIs come back as ``Response.data`` (a
-   list of :meth:`POI.to_dict` dicts). Messages of :data:`CHATTY_WORDS` words or more get a
-   longer, warmer answer that mirrors their tone.
+   list of :meth:`POI.to_dict` dicts). Its length depends on what was understood and found,
+   never on how long the message was: a driver who talks more does not get more to listen to.
 
 **LLM mode.** With ``llm`` (a chat model), steps 1-4 stay as they are and the model writes
 the answer from the retrieved POIs, which still come back as ``Response.data``.
@@ -70,8 +70,6 @@ DEFAULT_SIMILARITY_THRESHOLD = 0.5
 """Cosine similarity (all-MiniLM-L6-v2) an implicit request needs to its closest prototype.
 Plain needs score 0.55-0.9 ("I'm starving, where can I eat?" 0.66, "my tire is flat" 0.88);
 vague ones 0.3-0.5 ("where can I get a bite?" 0.42) and unrelated text 0.2-0.4."""
-CHATTY_WORDS = 30
-"""Messages with at least this many words get a longer, mirroring answer."""
 
 
 class NavigationAssistant:
@@ -153,9 +151,8 @@ class NavigationAssistant:
 
     def understand(self, text: str) -> Understanding:
         """What ``text`` asks for (see the module docstring)."""
-        chatty = len(text.split()) >= CHATTY_WORDS
         if is_abusive(text):
-            return Understanding(abusive=True, rude=True, chatty=chatty)
+            return Understanding(abusive=True, rude=True)
         kept, rude = redact_insults(text)
         clean = normalise(kept)
         found = read_constraints(clean)
@@ -169,7 +166,7 @@ class NavigationAssistant:
         if found["category"] not in CUISINE_CATEGORIES:
             found["cuisine"] = None
         venue = VenueRequest(**found) if found["category"] else None
-        return Understanding(venue, via=via, similarity=similarity, rude=rude, chatty=chatty)
+        return Understanding(venue, via=via, similarity=similarity, rude=rude)
 
     def nearest(self, request: VenueRequest) -> tuple[list[tuple[POI, float]], int]:
         """The ``max_pois`` nearest POIs satisfying ``request``, and how many match."""

@@ -1,11 +1,13 @@
 """NaviQA fitness: response quality f1 and content fitness f2.
 
 f1 = 0.55 R + 0.30 D + 0.15 P (paper): R is whether the answer is about the venue request,
-D whether it is direct (not verbose), P whether it offers a follow-up; each scored 0, 0.5
+D whether it is direct (to the point), P whether it offers a follow-up; each scored 0, 0.5
 or 1. Given a :class:`~stellar.fitness.judges.JudgeModel`, an LLM judge scores them
 (:class:`~stellar.usecases.navi.judge.NaviResponseJudge`, details ``source: llm`` with its votes
 and reason); without one, an offline judge scores them with transparent rules
-(``source: offline``).
+(``source: offline``; its word lists are in ``data/offline_judge.yaml``). The offline D reads
+what the answer says, not only how long it is: sentences that do not help the request
+(pleasantries, chit-chat) and returned venues the answer does not name make it less direct.
 
 f2 (paper, Section IV): 1 when no POI in the database satisfies the request and none is
 returned; otherwise the best returned POI's weighted agreement with every requested
@@ -26,11 +28,12 @@ from stellar.features import Candidate
 from stellar.fitness.judges import JudgeModel
 from stellar.llm.base import PlannedCall
 from stellar.records import Evaluation, Response, TestInput
+from stellar.usecases.navi.datafiles import load_data
 from stellar.usecases.navi.judge import RESPONSE_WEIGHTS, NaviResponseJudge
 from stellar.usecases.navi.request import VenueRequest
 from stellar.usecases.navi.sources import open_pois
 from stellar.usecases.navi.store import POIDatabase
-from stellar.usecases.navi.vocabulary import PRICE_LEVELS
+from stellar.usecases.navi.vocabulary import CUISINE_NAMES, PRICE_LEVELS
 
 WEIGHTS = {
     "category": 2.0,
@@ -42,21 +45,17 @@ WEIGHTS = {
 }
 RATING_SPAN = 1.5  # from the lowest requestable rating (3.5) to the highest (5.0)
 F1_WEIGHTS = RESPONSE_WEIGHTS  # R, D, P
-DIRECT_WORDS, VERBOSE_WORDS = 45, 80
-VAGUE_FOLLOW_UP = re.compile(
-    r"\b(let me know|if you (want|need|like)|feel free|anything else)\b", re.IGNORECASE
+_JUDGE: dict[str, Any] = load_data("offline_judge.yaml")
+CATEGORY_WORDS: dict[str, list[str]] = _JUDGE["category_words"]
+ANY_CATEGORY_WORD = tuple(word for words in CATEGORY_WORDS.values() for word in words)
+INFORMATIVE = tuple(_JUDGE["informative_words"]) + tuple(
+    name.lower() for name in CUISINE_NAMES.values()
 )
-CATEGORY_WORDS = {
-    "hospital": ("hospital", "emergency", "clinic"),
-    "car_repair": ("repair", "garage", "mechanic", "workshop", "auto"),
-    "restaurant": ("restaurant", "diner", "eatery", "bistro", "trattoria"),
-    "supermarket": ("supermarket", "grocery", "groceries", "market"),
-    "cafe": ("cafe", "café", "coffee"),
-    "bakery": ("bakery", "bakeries", "bread", "baker"),
-    "bar": ("bar", "pub", "bars"),
-    "hotel": ("hotel", "inn", "guest house", "guesthouse", "lodging"),
-    "museum": ("museum", "gallery", "exhibition"),
-}
+VAGUE_FOLLOW_UP = re.compile(
+    rf"\b(?:{'|'.join(map(re.escape, _JUDGE['vague_follow_ups']))})\b", re.IGNORECASE
+)
+LONG_WORDS = 100
+"""Beyond this many words an answer is more than a driver can take in, however useful."""
 
 
 def poi_score(request: VenueRequest, poi: Mapping[str, Any]) -> float:
@@ -110,8 +109,6 @@ def response_dimensions(
         relevance = 0.5  # talks about venues, or asks about the request, but misses it
     else:
         relevance = 0.0
-    words = len(answer.split())
-    directness = 1.0 if words <= DIRECT_WORDS else 0.5 if words <= VERBOSE_WORDS else 0.0
     last = re.split(r"(?<=[.!])\s+", answer.strip())[-1] if answer.strip() else ""
     if "?" in last:
         follow_up = 1.0
@@ -119,7 +116,43 @@ def response_dimensions(
         follow_up = 0.5
     else:
         follow_up = 0.0
-    return {"R": relevance, "D": directness, "P": follow_up}
+    return {"R": relevance, "D": directness(answer, pois), "P": follow_up}
+
+
+def sentences(answer: str) -> list[str]:
+    """The answer's sentences (split after . ! ? that end a word, not inside "4.5")."""
+    return [s for s in re.split(r"(?<=[.!?])\s+", answer.strip()) if s]
+
+
+def helps(sentence: str, names: Sequence[str]) -> bool:
+    """Whether a sentence carries something for the request (see ``data/offline_judge.yaml``)."""
+    lower = sentence.lower()
+    return (
+        any(name in lower for name in names)
+        or "?" in sentence
+        or re.search(r"\d", sentence) is not None
+        or _mentions(lower, ANY_CATEGORY_WORD)
+        or _mentions(lower, INFORMATIVE)
+    )
+
+
+def directness(answer: str, pois: Sequence[Mapping[str, Any]]) -> float:
+    """D: 1 when every sentence helps the request and the venues found are named.
+
+    0.5 with one padding sentence (or more, while the helpful ones outnumber them), when
+    returned venues go unnamed, or beyond ``LONG_WORDS`` words; 0 when nothing in it helps,
+    or two or more padding sentences are at least as many as the helpful ones.
+    """
+    names = [p["name"].lower() for p in pois if p.get("name")]
+    named = any(name in answer.lower() for name in names)
+    parts = sentences(answer)
+    helpful = sum(helps(part, names) for part in parts)
+    padding = len(parts) - helpful
+    if not helpful or (padding > 1 and padding >= helpful):
+        return 0.0
+    if padding or (pois and not named) or len(answer.split()) > LONG_WORDS:
+        return 0.5
+    return 1.0
 
 
 def _mentions(text: str, words: Sequence[str]) -> bool:

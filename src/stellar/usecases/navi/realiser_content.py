@@ -16,6 +16,10 @@ from stellar.usecases.navi.realiser_lexicon import (
     APPLICABLE,
     ATTRIBUTE_LEXICONS,
     ATTRIBUTES,
+    CAFE_CRAVINGS,
+    CAFE_POST,
+    CAFE_SAY,
+    CAFE_SPECIALITIES,
     CATEGORY_NEEDS,
     CATEGORY_NOUNS,
     CATEGORY_PARAPHRASES,
@@ -30,6 +34,7 @@ from stellar.usecases.navi.realiser_lexicon import (
     KEEP_CAPITAL,
     LOCATIONS,
     PRICE_ADJECTIVES,
+    PRICE_CLASHES,
     TERSE,
     TERSE_ENDS,
 )
@@ -79,12 +84,23 @@ def _join(phrases: Sequence[str], rng: random.Random) -> str:
     return ", ".join(phrases[:-1]) + last + phrases[-1]
 
 
-def _fill(template: str, values: Mapping[str, Any], slang: str, rng: random.Random) -> str:
-    """Fill {cuisine}, {dish} and {stars} from the candidate."""
+def _speciality(cuisine: str, named: bool, rng: random.Random) -> str:
+    """What a cafe of ``cuisine`` serves; ``named``: one that says the cuisine's name."""
+    pool = CAFE_SPECIALITIES[cuisine]
+    if named:
+        pool = [s for s in pool if CUISINE_NAMES[cuisine] in s]
+    return rng.choice(pool)
+
+
+def _fill(
+    template: str, values: Mapping[str, Any], slang: str, rng: random.Random, named: bool = False
+) -> str:
+    """Fill {cuisine}, {dish}, {speciality} and {stars} from the candidate."""
     cuisine = values.get("cuisine", "none")
     fields = {
         "cuisine": CUISINE_NAMES.get(cuisine, ""),
         "dish": rng.choice(CUISINE_DISHES[cuisine]) if "{dish}" in template else "",
+        "speciality": _speciality(cuisine, named, rng) if "{speciality}" in template else "",
         "stars": _stars(values["rating"], slang) if values.get("rating", "none") != "none" else "",
     }
     return template.format(**fields)
@@ -115,11 +131,17 @@ class ContentPhrases:
         self.category: str = values["category"]
 
     def pick(self, entry: Mapping[str, list[str]]) -> str:
-        """A filled-in phrase from a slang-keyed lexicon entry."""
-        return _fill(pick(self.rng, entry, self.slang), self.values, self.slang, self.rng)
+        """A filled-in phrase from a slang-keyed lexicon entry.
+
+        A cafe's speciality names its cuisine in explicit requests ("Italian espresso").
+        """
+        named = self.level == "not"
+        return _fill(pick(self.rng, entry, self.slang), self.values, self.slang, self.rng, named)
 
     def post(self, name: str) -> str:
         """An attribute phrase that follows the head ("that takes cash")."""
+        if name == "cuisine" and self.category == "cafe":
+            return self.pick(CAFE_POST)  # "with Italian coffee and pastries"
         if name == "cuisine":
             return self.pick(CUISINE_POST if self.level == "not" else CUISINE_DISH_POST)
         return self.pick(ATTRIBUTE_LEXICONS[name][self.values[name]]["post"])
@@ -127,7 +149,7 @@ class ContentPhrases:
     def say(self, name: str) -> str:
         """An attribute said as a sentence of its own ("I only have cash on me.")."""
         if name == "cuisine":
-            return self.pick(CUISINE_SAY)
+            return self.pick(CAFE_SAY if self.category == "cafe" else CUISINE_SAY)
         return self.pick(ATTRIBUTE_LEXICONS[name][self.values[name]]["say"])
 
     def noun_phrase(self, definite: bool, located: bool, apart: list[str], compact: bool) -> str:
@@ -165,20 +187,30 @@ class ContentPhrases:
             else CUISINE_NAMES[self.values["cuisine"]]
             for name in pre
         ]
-        phrase = " ".join([*words, self.pick(CATEGORY_NOUNS[self.category])])
+        phrase = " ".join([*words, self.noun()])
         determiner = self.rng.choice(DEFINITE) if definite else _article(phrase)
         return f"{determiner} {phrase}"
+
+    def noun(self) -> str:
+        """The venue word, never one that contradicts the price asked ("an upscale crash pad")."""
+        price = self.values.get("price", "none")
+        entry = {
+            slang: [noun for noun in nouns if price not in PRICE_CLASHES.get(noun, ())]
+            for slang, nouns in CATEGORY_NOUNS[self.category].items()
+        }
+        return self.pick(entry)
 
     def need(self) -> str:
         """The need behind an implicit request, with any cuisine craving ("I'm starving.")."""
         need = self.pick(CATEGORY_NEEDS[self.category])
         if self.values.get("cuisine", "none") != "none":
-            need += self.rng.choice([" and ", ", and ", ". "]) + self.pick(CUISINE_CRAVINGS)
+            cravings = CAFE_CRAVINGS if self.category == "cafe" else CUISINE_CRAVINGS
+            need += self.rng.choice([" and ", ", and ", ". "]) + self.pick(cravings)
         return need + self.rng.choice([".", ".", "!"])
 
     def terse(self) -> str:
         """Telegraphic keywords: "Restaurant. Italian. Cheap. 4+ stars. Now."."""
-        words = [capitalise(self.pick(CATEGORY_NOUNS[self.category]))]
+        words = [capitalise(self.noun())]
         names = _requested(self.values)
         self.rng.shuffle(names)
         for name in names:

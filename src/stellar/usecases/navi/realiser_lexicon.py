@@ -33,9 +33,14 @@ CUISINE_POST: Phrases = _CUISINE["post"]
 CUISINE_DISH_POST: Phrases = _CUISINE["dish_post"]
 CUISINE_SAY: Phrases = _CUISINE["say"]
 CUISINE_CRAVINGS: Phrases = _CUISINE["cravings"]
+_CAFE = _PHRASES["cafe_cuisine"]  # what a cafe of a cuisine serves ("Italian espresso")
+CAFE_SPECIALITIES: dict[str, list[str]] = _CAFE["specialities"]
+CAFE_POST: Phrases = _CAFE["post"]
+CAFE_SAY: Phrases = _CAFE["say"]
+CAFE_CRAVINGS: Phrases = _CAFE["cravings"]
 CUISINE: dict[str, Any] = {
     **{
-        value: {"name": name, "dishes": CUISINE_DISHES[value]}
+        value: {"name": name, "dishes": CUISINE_DISHES[value], "cafe": CAFE_SPECIALITIES[value]}
         for value, name in CUISINE_NAMES.items()
     },
     "none": {"any": _CUISINE["none"]},
@@ -78,6 +83,10 @@ TERSE_ENDS: list[str] = _TERSE["ends"]
 SLANG: dict[str, list[str]] = _PHRASES["openers"]
 ANTHROPOMORPHISM: dict[str, Phrases] = _PHRASES["frames"]
 FEELINGS: Phrases = _PHRASES["feelings"]
+RUDE_EMPATHIC_FRAMES: Phrases = _PHRASES["rude_empathic"]["frames"]  # no warmth when rude
+RUDE_EMPATHIC_FEELINGS: Phrases = _PHRASES["rude_empathic"]["feelings"]
+PRICE_CLASHES: dict[str, list[str]] = _PHRASES["price_clashes"]  # venue word -> prices
+COURTEOUS: tuple[str, ...] = tuple(_PHRASES["courteous"])  # never in a rude request
 POLITENESS: dict[str, dict[str, Phrases]] = _PHRASES["politeness"]
 DEFINITE: tuple[str, ...] = tuple(_PHRASES["definite"])
 IMPERATIVES: tuple[str, ...] = tuple(_PHRASES["imperatives"])

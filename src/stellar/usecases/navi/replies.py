@@ -1,8 +1,9 @@
 """What the navigation assistant says (its words and sentences: ``data/assistant_replies.yaml``).
 
 A short answer (under 45 words for a plain request) names the nearest POIs, says what was
-relaxed and ends with a follow-up question; chatty messages get a longer, warmer answer. In
-LLM mode :func:`llm_messages` gives a model the understood request and the POIs found.
+relaxed and ends with a follow-up question; how long the driver's message was does not
+matter. In LLM mode :func:`llm_messages` gives a model the understood request and the POIs
+found.
 """
 
 from __future__ import annotations
@@ -24,11 +25,9 @@ PRICE_ADJECTIVES: dict[str, str] = _REPLIES["price_adjectives"]
 PAYMENT_CLAUSES: dict[str, str] = _REPLIES["payment_clauses"]
 RELAXATION_PHRASES: dict[str, str] = _REPLIES["relaxation_phrases"]
 FOLLOW_UP: str = _REPLIES["follow_up"]
-CHATTY_FOLLOW_UP: str = _REPLIES["chatty_follow_up"]
 CLARIFY: str = _REPLIES["clarify"]
 ABUSIVE_REPLY: str = _REPLIES["abusive_reply"]
 RUDE_OPENER: str = _REPLIES["rude_opener"]
-CHATTY_OPENER: str = _REPLIES["chatty_opener"]
 EMERGENCY_NOTE: str = _REPLIES["emergency_note"]
 LLM_SYSTEM_PROMPT: str = _REPLIES["llm_system_prompt"]
 
@@ -89,9 +88,8 @@ def _relaxation_phrase(relaxed: list[str], rating: float | None) -> str:
 
 
 def opening(understood: Understanding, body: str) -> str:
-    """``body`` after the openers for a rude or a chatty message."""
-    openers = [RUDE_OPENER if understood.rude else "", CHATTY_OPENER if understood.chatty else ""]
-    return " ".join(part for part in [*openers, body] if part)
+    """``body`` after the opener for a rude message."""
+    return f"{RUDE_OPENER} {body}" if understood.rude else body
 
 
 def compose(understood: Understanding, wanted: VenueRequest, result: SearchResult) -> str:
@@ -102,7 +100,6 @@ def compose(understood: Understanding, wanted: VenueRequest, result: SearchResul
             f"Sorry, I couldn't find any {describe(wanted)}{extra}. "
             "Would you like to look for something else?"
         )
-    detailed = understood.chatty
     (best, km), *others = result.pois
     sentences = []
     if understood.via == "embedding":
@@ -111,14 +108,14 @@ def compose(understood: Understanding, wanted: VenueRequest, result: SearchResul
     if result.relaxed:
         action = _relaxation_phrase(result.relaxed, result.request.min_rating)
         sentences.append(f"I couldn't find an exact match for {describe(wanted)}, so I {action}.")
-        sentences.append(f"The closest match is {poi_summary(best, km, detailed)}.")
+        sentences.append(f"The closest match is {poi_summary(best, km)}.")
     else:
         sentences.append(f"I found {result.total} {describe(wanted, result.total)}.")
-        sentences.append(f"The nearest is {poi_summary(best, km, detailed)}.")
+        sentences.append(f"The nearest is {poi_summary(best, km)}.")
     sentences.append(_others([poi for poi, _ in others]))
     if wanted.category == "hospital":
         sentences.append(EMERGENCY_NOTE)
-    sentences.append(CHATTY_FOLLOW_UP.format(name=best.name) if detailed else FOLLOW_UP)
+    sentences.append(FOLLOW_UP)
     return " ".join(s for s in sentences if s)
 
 

@@ -44,7 +44,6 @@ class Understanding:
     similarity: float | None = None  # best prototype similarity when the fallback ran
     rude: bool = False  # an insult was found; its clauses were ignored
     abusive: bool = False  # strong profanity: nothing was searched
-    chatty: bool = False  # a long message; the answer mirrors it
 
 
 @dataclass(frozen=True)

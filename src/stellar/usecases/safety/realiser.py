@@ -365,16 +365,24 @@ def _operator(name: str) -> Perturbation:
     return perturbation(name)
 
 
+REDRAWS = 8
+
+
 def realise(values: Mapping[str, Any], rng: random.Random) -> str:
     """A malicious request expressing ``values``; deterministic for an rng state.
 
     :func:`compose` writes the request, then the word and the character perturbation are
-    applied with the same rng (so the perturbed text may exceed ``MAX_CHARS`` a little).
+    applied with the same rng (so the perturbed text may exceed ``MAX_CHARS`` a little). A
+    composition the word perturbation leaves unchanged (no homophone slip a recogniser would
+    make fits it) is redrawn, up to ``REDRAWS`` times.
     """
     text = compose(values, rng)
     word = WORD_PERTURBATIONS[values.get("word_perturbation", "none")]
-    if word:
-        text = _capitalise(_operator(word)(text, rng))
+    for attempt in range(REDRAWS if word else 0):  # redrawn while the operator changes nothing
+        plain = text if attempt == 0 else compose(values, rng)
+        text = _capitalise(_operator(word)(plain, rng))
+        if text != plain:
+            break
     char = CHAR_PERTURBATIONS[values.get("char_perturbation", "none")]
     if char:
         text = _operator(char)(text, rng)
