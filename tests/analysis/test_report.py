@@ -20,10 +20,10 @@ PLOTS += ["feature_rates"]
 CSVS = ["runs.csv", "statistics.csv", "feature_rates.csv", "failure_types.csv", "failure_modes.csv"]
 
 
-def make_runs(toy_config, **overrides) -> dict[str, list[Path]]:
+def make_runs(toy_config, algorithms=("stellar", "random"), **overrides) -> dict[str, list[Path]]:
     """2 algorithms x 2 seeds x 60 tests of the toy use case."""
     runs: dict[str, list[Path]] = {}
-    for algorithm in ("stellar", "random"):
+    for algorithm in algorithms:
         for seed in (0, 1):
             settings = {"algorithm.name": algorithm, "seed": seed, "budget.tests": 60}
             config = toy_config(**settings, **overrides)
@@ -112,6 +112,26 @@ def test_report_writes_consistent_tables_and_plots(runs, tmp_path):
     assert any(line.strip().startswith("failure modes: ") for line in caption)
     assert any(f"p = {modes.p_value:.3g}" in line for line in caption if "modes" in line)
     assert any(line.strip().startswith("2-way failure pairs: ") for line in caption)
+
+
+def test_caption_puts_the_best_against_every_other_algorithm(toy_config, tmp_path):
+    runs = make_runs(
+        toy_config, ("stellar", "random", "diverse"), **{"oracle.below": {"quality": 0.5}}
+    )
+    report = experiment_report(runs, tmp_path / "report", embedder="hashing", repeats=2)
+    head = report.summary.headline
+    [third] = {"stellar", "random", "diverse"} - {head.best, head.other}
+    [line] = [line for line in report.caption() if line.startswith(f"{head.best} vs {third}: ")]
+    for metric, label in (
+        ("failures", "unique failures"),
+        ("failure_pairs", "2-way failure pairs"),
+    ):
+        row = next(
+            r
+            for r in report.statistics
+            if r.metric == metric and {r.first, r.second} == {head.best, third}
+        )
+        assert f"{label}: " in line and f"p = {row.p_value:.3g}" in line
 
 
 def test_report_without_any_failure(toy_config, tmp_path):
