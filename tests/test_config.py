@@ -94,7 +94,7 @@ def test_sections_of_other_algorithms_are_checked_and_must_be_mappings():
     with pytest.raises(ConfigError, match="'twise' must be a mapping"):
         load_config(TOY / "run.yaml", settings={"algorithm.twise": 3})
     with pytest.raises(
-        StellarError, match=r"it is an option of another algorithm: algorithm\.stel"
+        StellarError, match=r"it is an option of other algorithms: .*algorithm\.stellar\.mutation"
     ):
         load_config(TOY / "run.yaml", {"algorithm.name": "random"}, {"algorithm.mutation": 0.2})
 

@@ -96,7 +96,9 @@ def _check_algorithm_options(config: RunConfig, plugin: Plugin) -> None:
         ]
         if "has no option" not in str(exc) or not owners:
             raise
-        raise StellarError(f"{exc}; it is an option of another algorithm: {owners[0]}") from None
+        key = owners[0].rsplit(".", 1)[1]  # the first option not its own
+        others = ", ".join(o for o in owners if o.endswith(f".{key}"))
+        raise StellarError(f"{exc}; it is an option of other algorithms: {others}") from None
 
 
 def _checked(

@@ -56,7 +56,7 @@ class AstralSearch:
         if per_cell < 1:
             raise ValueError(f"per_cell must be at least 1, got {per_cell}")
         self.space, self.population, self.per_cell = space, population, per_cell
-        self.cell_features = _cell_features(space, cells)
+        self.cell_features = cell_features(space, cells)
         self.rng = random.Random(seed)
         self._witness: dict[Cell, dict[str, Any]] = {}  # one valid candidate per valid cell
         sizes = [range(len(space[name].values)) for name in self.cell_features]
@@ -109,7 +109,7 @@ class AstralSearch:
         return tuple(self.space[name].index(values[name]) for name in self.cell_features)
 
 
-def _cell_features(space: FeatureSpace, cells: Sequence[str] | None) -> list[str]:
+def cell_features(space: FeatureSpace, cells: Sequence[str] | None) -> list[str]:
     """The named cell features, or the default: every style feature and the first content one."""
     if cells is None:
         content = [f.name for f in space.features if f.kind == "content"][:1]

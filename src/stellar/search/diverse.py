@@ -24,7 +24,7 @@ from pydantic import Field
 from pymoo.core.population import Population
 
 from stellar.features import Candidate, FeatureSpace
-from stellar.search.astral import _cell_features
+from stellar.search.astral import cell_features
 from stellar.search.base import Failing, failing_below
 from stellar.search.nsga2 import StellarSearch
 
@@ -58,7 +58,7 @@ class DiverseSearch(StellarSearch):
             raise ValueError(f"penalty must be at least 0, got {penalty}")
         super().__init__(space, n_objectives, seed, **options)
         self.penalty = penalty
-        self.cell_features = None if cells is None else _cell_features(space, cells)
+        self.cell_features = None if cells is None else cell_features(space, cells)
         self.failing = failing or failing_below([0.5] * n_objectives)
         self.failures: Counter[Hashable] = Counter()
 
