@@ -27,12 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from ribs.archives import CategoricalArchive
 
 from stellar.features import Candidate, FeatureSpace
-from stellar.search.astral import cell_features
+from stellar.search.astral import Cell, cell_features
 from stellar.search.base import Failing, failing_below
 
 TRIES = 20  # draws per slot for an unseen mutant, then as many for an unseen random candidate
-
-Cell = tuple[int, ...]  # value indices of the descriptor features
 
 
 class MapElitesSearch:
