@@ -5,6 +5,12 @@ class StellarError(Exception):
     """A problem with the user's input (configuration, feature file, run directory)."""
 
 
+class Terminated(StellarError):
+    """SIGTERM stopped the command after its tests in flight; exit code 143 (128 + 15)."""
+
+    exit_code = 143
+
+
 class ConfigError(StellarError):
     """A malformed configuration or feature file: names the file, the path and the problem."""
 

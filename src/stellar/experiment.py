@@ -3,14 +3,14 @@
 An experiment directory holds ``experiment.yaml`` (what was asked), ``runs/ALGORITHM-sSEED``
 (one run directory each) and ``report/`` (tables and plots). A run counts as finished when
 its summary gives a budget or the search space as the stop reason; anything else
-(no summary, Ctrl-C, a crash) is deleted and run again, so repeating the command resumes an
-interrupted experiment without redoing finished runs.
+(no summary, Ctrl-C, SIGTERM, a kill) is resumed from its archive (see :mod:`stellar.resume`),
+so repeating the command finishes an interrupted experiment without redoing any test.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from stellar.errors import StellarError
+from stellar.errors import StellarError, Terminated
 from stellar.rundir import read_summary
 from stellar.termination import StopReason
 
@@ -78,12 +78,14 @@ def finished(run_dir: Path) -> bool:
 
 
 def run_one(plan: Plan, algorithm: str, seed: int, run_dir: str, threads: int) -> dict[str, Any]:
-    """Run one algorithm x seed in this (worker) process; returns its summary."""
+    """Run (or resume) one algorithm x seed in this (worker) process; returns its summary.
+    SIGTERM and SIGINT stop it after the tests in flight, keeping its archive."""
     import asyncio
     from dataclasses import asdict
 
     import torch
 
+    from stellar.archive import ARCHIVE_NAME
     from stellar.config import load_config
     from stellar.run import Run
 
@@ -96,8 +98,27 @@ def run_one(plan: Plan, algorithm: str, seed: int, run_dir: str, threads: int) -
         "budget.time": plan.time,
     }
     config = load_config(plan.config, overrides, plan.settings)
-    summary = asyncio.run(Run(config, run_dir=Path(run_dir)).execute())
-    return asdict(summary)
+    resume = (Path(run_dir) / ARCHIVE_NAME).exists()
+
+    async def execute() -> Any:
+        run = Run(config, run_dir=Path(run_dir), resume=resume)
+        loop = asyncio.get_running_loop()
+        for signum, reason in ((signal.SIGTERM, StopReason.TERMINATED), (signal.SIGINT, None)):
+            reason = reason or StopReason.INTERRUPTED
+            loop.add_signal_handler(signum, run.request_stop, reason, f"{reason} (signal)")
+        return await run.execute()
+
+    try:
+        return asdict(asyncio.run(execute()))
+    finally:
+        _idle_ignores_signals()
+
+
+def _idle_ignores_signals() -> None:
+    """A worker between runs ignores SIGTERM and SIGINT (its runs handle them), so that a
+    signal to the whole process group never breaks the pool."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def execute(
@@ -116,26 +137,51 @@ def execute(
             if finished(run_dir):
                 skipped += 1
                 continue
-            shutil.rmtree(run_dir, ignore_errors=True)  # an unfinished attempt starts over
-            jobs.append((algorithm, seed, run_dir))
+            jobs.append((algorithm, seed, run_dir))  # new, or resumed from its archive
     if not jobs:
         return runs, skipped
     threads = max(1, (os.cpu_count() or 1) // parallel)
-    with ProcessPoolExecutor(parallel, mp_context=get_context("spawn")) as pool:
+    context = get_context("spawn")
+    with ProcessPoolExecutor(
+        parallel, mp_context=context, initializer=_idle_ignores_signals
+    ) as pool:
         pending = {
             pool.submit(run_one, plan, algorithm, seed, str(run_dir), threads): (algorithm, seed)
             for algorithm, seed, run_dir in jobs
         }
+        stop = _StopOnSigterm(pool)
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 algorithm, seed = pending.pop(future)
+                if future.cancelled():  # never started: SIGTERM came first
+                    continue
                 try:
                     summary, error = future.result(), None
                 except Exception as exc:  # a failed run is reported; the others go on
                     summary, error = None, f"{type(exc).__name__}: {exc}"
                 on_done(algorithm, seed, summary, error)
+        stop.restore()
+    if stop.terminated:
+        raise Terminated("terminated (SIGTERM); run the same command again to resume")
     return runs, skipped
+
+
+class _StopOnSigterm:
+    """On SIGTERM: start no more runs, and stop the running ones after their tests in flight."""
+
+    def __init__(self, pool: ProcessPoolExecutor) -> None:
+        self.pool, self.terminated = pool, False
+        self.previous = signal.signal(signal.SIGTERM, self._handle)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.terminated = True
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for process in list(getattr(self.pool, "_processes", {}).values()):
+            process.terminate()  # SIGTERM: a running run stops and writes its summary
+
+    def restore(self) -> None:
+        signal.signal(signal.SIGTERM, self.previous)
 
 
 def _changed(old: Any, new: Any) -> list[str]:

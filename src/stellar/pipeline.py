@@ -10,11 +10,12 @@ as its status and never stops the run.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from stellar.archive import Archive
 from stellar.errors import ModelAccessError
@@ -25,6 +26,7 @@ from stellar.llm.usage import book_for_test
 from stellar.records import Response, Status, TestInput, TestRecord
 from stellar.suts import SUT, to_response
 from stellar.termination import AnyOf, Progress
+from stellar.text.stored_text import Cleaner
 
 
 class DuplicateCheck(Protocol):
@@ -57,6 +59,7 @@ class Pipeline:
     concurrency: int = 8
     sut_timeout: float | None = 60.0  # None: the SUT bounds its own calls (model clients)
     max_input_chars: int = 2000
+    max_answer_chars: int = 1_000_000  # longer answers are cut and flagged
     seed: int = 0
     objectives: Sequence[str] = ()
     on_record: Callable[[TestRecord], None] | None = None
@@ -68,11 +71,18 @@ class Pipeline:
         self._slots = asyncio.Semaphore(self.concurrency)
 
     async def run_generation(
-        self, generation: int, candidates: Sequence[Candidate], gate: Gate
+        self,
+        generation: int,
+        candidates: Sequence[Candidate],
+        gate: Gate,
+        done: Mapping[int, TestRecord] | None = None,
     ) -> list[TestRecord | None]:
-        """Records aligned with ``candidates``; None where the budget ended before its turn."""
+        """Records aligned with ``candidates``; None where the budget ended before its turn.
+        ``done``: records already archived (a resumed run), not run again."""
+        done = done or {}
+        todo = [i for i in range(len(candidates)) if i not in done]
         generated = await asyncio.gather(
-            *(self._generate(generation, i, c, gate) for i, c in enumerate(candidates))
+            *(self._generate(generation, i, candidates[i], gate) for i in todo)
         )
         records = [r for r in generated if r is not None]
         await self._screen(records)
@@ -83,13 +93,14 @@ class Pipeline:
         if gate.tests_left is not None:
             runnable = runnable[: gate.tests_left]
         ran = await asyncio.gather(*(self._execute(candidates[r.index], r, gate) for r in runnable))
-        done = {id(r) for r in ran if r is not None}
-        unused = [r for r in records if r.status == Status.OK and id(r) not in done]
+        done_now = {id(r) for r in ran if r is not None}
+        unused = [r for r in records if r.status == Status.OK and id(r) not in done_now]
         if self.on_unused is not None:
             for record in unused:  # generated, never run: its generation was still paid for
                 self.on_unused(record)
         dropped = {id(r) for r in unused}
-        return [r if r is not None and id(r) not in dropped else None for r in generated]
+        found = {r.index: r for r in records if id(r) not in dropped}
+        return [done.get(i) or found.get(i) for i in range(len(candidates))]
 
     async def _generate(
         self, generation: int, index: int, candidate: Candidate, gate: Gate
@@ -167,7 +178,7 @@ class Pipeline:
             return
         finally:
             record.sut_seconds = time.perf_counter() - began
-        record.response_text, record.response_data = response.text, response.data
+        record.response_text, record.response_data = self._bounded(response, record)
         problem = response.error or (self.check_response and self.check_response(response))
         if problem:
             record.status, record.error = Status.SUT_ERROR, problem
@@ -178,7 +189,7 @@ class Pipeline:
                 await self.fitness.evaluate(candidate, TestInput(text, record.prompt), response)
             )
             record.scores, record.excluded = evaluation.scores, evaluation.excluded
-            record.details = evaluation.details
+            record.details = {**record.details, **evaluation.details}
             missing = [name for name in self.objectives if name not in evaluation.scores]
             if missing:
                 raise KeyError(f"fitness gave no score {missing[0]!r}")
@@ -189,13 +200,42 @@ class Pipeline:
         finally:
             record.fitness_seconds = time.perf_counter() - began
 
+    def _bounded(self, response: Response, record: TestRecord) -> tuple[str, Any]:
+        """The answer's text and data, without NULs or invalid code points, cut to
+        ``max_answer_chars``; what was changed is noted in the record's details."""
+        cleaner = Cleaner()
+        text, data, limit = cleaner(response.text), cleaner(response.data), self.max_answer_chars
+        if changes := cleaner.report():
+            record.details["stored_text"] = changes
+        if len(text) > limit:
+            record.details["answer_truncated_from"] = len(text)
+            text = text[:limit]
+        if data is not None and (size := len(json.dumps(data, default=str))) > limit:
+            record.details["answer_data_dropped"] = size
+            data = None
+        response.text, response.data = text, data  # what the fitness scores
+        return text, data
+
     def _check_fatal(self, exc: Exception) -> None:
         if isinstance(exc, ModelAccessError) and self.on_fatal is not None:
             self.on_fatal(str(exc))
 
     def _commit(self, record: TestRecord) -> None:
+        """Store the record; a record the archive refuses is stored as an error without the
+        answer, and only a second refusal (a full disk) stops the run."""
         record.finished_at = time.time()
-        self.archive.add(record)
+        try:
+            self.archive.add(record)
+        except Exception as exc:  # e.g. text SQLite cannot take
+            record.status, record.error = Status.SUT_ERROR, f"archive: {_describe(exc)}"
+            record.response_text = record.response_data = None
+            record.scores, record.details, record.failed = {}, {}, None
+            try:
+                self.archive.add(record)
+            except Exception as again:
+                if self.on_fatal is not None:
+                    self.on_fatal(f"cannot write the archive: {_describe(again)}")
+                return
         if self.on_record is not None:
             self.on_record(record)
 

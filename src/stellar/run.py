@@ -18,9 +18,12 @@ from stellar.archive import Archive
 from stellar.assembly import build_components, build_post_search
 from stellar.config import RunConfig, model_names
 from stellar.errors import ModelAccessError, StellarError
+from stellar.features import Candidate
+from stellar.locks import DirectoryLock
 from stellar.pipeline import Gate, Pipeline
 from stellar.post_search import judge_archive, update_summary
 from stellar.records import Status, TestRecord
+from stellar.resume import archived_generations, check_same_search
 from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME, new_run_dir, write_summary
 from stellar.summary import RunSummary
 from stellar.termination import (
@@ -47,7 +50,9 @@ class Run:
         run_dir: Path | None = None,
         on_record: Callable[[TestRecord, RunSummary], None] | None = None,
         on_verdict: Callable[[TestRecord, int], None] | None = None,
+        resume: bool = False,
     ) -> None:
+        """``resume``: continue the run in ``run_dir`` (see :mod:`stellar.resume`)."""
         self.config = config
         # build every component first: a user's mistake surfaces before anything is written
         parts = build_components(config)
@@ -65,13 +70,17 @@ class Run:
             config.out, config.name, config.algorithm.name, config.seed
         )
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.lock = DirectoryLock(self.run_dir, "run").acquire()
+        self.archived = archived_generations(self.run_dir) if resume else {}
+        self.resumed = resume
         self.summary = RunSummary(str(self.run_dir), config.algorithm.name, config.seed)
         self.summary.unpriced = self.models.unpriced()
         if self.post_search is not None:
             self.summary.post_search["judge"] = self.post_search.target
         self.on_record, self.on_verdict = on_record, on_verdict
         self.stop = StopRequest()
-        self.progress = Progress(spent=lambda: self.models.spend.total)
+        self.progress = Progress(spent=lambda: self.earlier_cost + self.models.spend.total)
+        self.earlier_cost = 0.0  # spent before a resume
         self.budgets = AnyOf([self.stop, *budgets(config)])
         self._executed: list[dict[str, Any]] = []  # candidates that reached the SUT
         self._prepared = False
@@ -97,6 +106,13 @@ class Run:
         self._prepared = True
 
     async def execute(self) -> RunSummary:
+        """Run the search to its budget; the run directory stays locked until it ends."""
+        try:
+            return await self._execute()
+        finally:
+            self.lock.release()
+
+    async def _execute(self) -> RunSummary:
         await self.prepare()
         cfg = self.config
         (self.run_dir / CONFIG_NAME).write_text(
@@ -104,14 +120,19 @@ class Run:
         )
         self.progress.started = time.monotonic()
         with Archive(self.run_dir / ARCHIVE_NAME) as archive:
+            now = datetime.now().isoformat(timespec="seconds")
+            earlier = archive.meta()
             archive.set_meta(
                 version=__version__,
                 seed=cfg.seed,
                 algorithm=cfg.algorithm.name,
-                started_at=datetime.now().isoformat(timespec="seconds"),
+                started_at=earlier.get("started_at", now) if self.resumed else now,
                 finished_at=None,
                 stop_reason=None,
             )
+            if self.resumed:
+                archive.set_meta(resumed_at=[*earlier.get("resumed_at", []), now])
+                self.progress.started -= float(earlier.get("elapsed") or 0.0)
             pipeline = Pipeline(
                 generator=self.generator,
                 sut=self.sut,
@@ -122,6 +143,7 @@ class Run:
                 concurrency=cfg.concurrency,
                 sut_timeout=self._sut_timeout(),
                 max_input_chars=cfg.max_input_chars,
+                max_answer_chars=cfg.max_answer_chars,
                 seed=cfg.seed,
                 objectives=cfg.objectives,
                 on_record=self._count,
@@ -131,8 +153,10 @@ class Run:
             )
             stop = Stop(StopReason.ERROR, str(StopReason.ERROR))
             try:
+                pending = self._replay()
                 while (found := self.budgets.check(self.progress)) is None:
-                    candidates = self.algorithm.ask()
+                    candidates, done = pending or (self.algorithm.ask(), {})
+                    pending = None
                     if not candidates:
                         found = Stop(
                             StopReason.EXHAUSTED, f"{StopReason.EXHAUSTED} (no new candidates)"
@@ -140,10 +164,10 @@ class Run:
                         break
                     gate = Gate(self.budgets, self.progress)
                     records = await pipeline.run_generation(
-                        self.summary.generations, candidates, gate
+                        self.summary.generations, candidates, gate, done
                     )
-                    self.summary.generations += 1
-                    self.algorithm.tell(candidates, [self._objectives(r) for r in records])
+                    self._told(candidates, records)
+                    archive.set_meta(elapsed=time.monotonic() - self.progress.started)
                 stop = found
                 await self._judge_after_search(archive, stop)
             finally:
@@ -156,6 +180,30 @@ class Run:
                 finally:
                     await self.models.aclose()
         return self.summary
+
+    def _replay(self) -> tuple[list[Candidate], dict[int, TestRecord]] | None:
+        """Re-tell the search every archived generation, in order, and count its tests; the
+        last one is returned (candidates, archived records) for the loop to complete."""
+        if not self.archived:
+            return None
+        last = max(self.archived)
+        for generation in range(last + 1):
+            candidates = self.algorithm.ask()
+            done = self.archived.get(generation, {})
+            check_same_search(generation, candidates, done)
+            for index in sorted(done):
+                self._count(done[index])
+            if self.duplicates is not None:
+                self.duplicates.add([r.input_text or "" for r in done.values() if r.executed])
+            if generation == last:
+                self.earlier_cost = self.summary.cost
+                return candidates, done
+            self._told(candidates, [done.get(i) for i in range(len(candidates))])
+        return None
+
+    def _told(self, candidates: list[Candidate], records: list[TestRecord | None]) -> None:
+        self.summary.generations += 1
+        self.algorithm.tell(candidates, [self._objectives(r) for r in records])
 
     async def _judge_after_search(self, archive: Archive, stop: Stop) -> None:
         """The post-search oracle, when the search ended by its budget (not on Ctrl-C or a
@@ -175,9 +223,10 @@ class Run:
         self.summary.stop_reason, self.summary.stop_message = stop.reason.value, stop.message
         if self.post_search is not None:
             update_summary(self.summary, archive, self.post_search.target)
-        if stop.reason not in (StopReason.INTERRUPTED, StopReason.ABORTED, StopReason.MODEL_ERROR):
+        if stop.reason not in STOPPED_EARLY:
             self.summary.check_health(self.config.budget.max_error_rate)
         archive.set_meta(
+            elapsed=self.summary.elapsed,
             finished_at=datetime.now().isoformat(timespec="seconds"),
             stop_reason=stop.reason.value,
             summary=asdict(self.summary),
@@ -207,6 +256,15 @@ class Run:
         if record is None or record.status != Status.OK:
             return None
         return [record.scores[name] for name in self.config.objectives]
+
+
+# stopped by a person or a model error, not by the tests: no health verdict
+STOPPED_EARLY = (
+    StopReason.INTERRUPTED,
+    StopReason.TERMINATED,
+    StopReason.ABORTED,
+    StopReason.MODEL_ERROR,
+)
 
 
 def budgets(config: RunConfig) -> list[Termination]:

@@ -26,6 +26,7 @@ class StopReason(StrEnum):
     EXHAUSTED = "search space exhausted"
     UNHEALTHY = "system not healthy"
     INTERRUPTED = "interrupted"
+    TERMINATED = "terminated"  # SIGTERM: a CI cancel, `docker stop`
     ABORTED = "aborted"
     MODEL_ERROR = "model error"
     ERROR = "error"

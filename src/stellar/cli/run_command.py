@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import signal
 import sys
+from pathlib import Path
 
 from rich.markup import escape
 from rich.progress import Progress
@@ -27,11 +28,22 @@ from stellar.cli.output import (
     status,
 )
 from stellar.config import load_config
+from stellar.errors import StellarError
 from stellar.estimate import estimate_run
 from stellar.records import TestRecord
+from stellar.resume import resume_config
 from stellar.run import Run
 from stellar.summary import RunSummary
 from stellar.termination import StopReason
+
+# stopped before its budget: `--resume` continues it
+RESUMABLE = (
+    StopReason.INTERRUPTED,
+    StopReason.TERMINATED,
+    StopReason.ABORTED,
+    StopReason.MODEL_ERROR,
+    StopReason.ERROR,
+)
 
 HELP = """\
 Search the input space of an LLM application for inputs on which it fails.
@@ -83,6 +95,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RUN_DIR",
+        help="continue a killed or interrupted run to its budget (--tests/--time may raise it)",
+    )
+    run.add_argument(
         "--fail-on-failures",
         action="store_true",
         help="exit with code 1 when failures were found (for CI pipelines)",
@@ -99,7 +117,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         "out": args.out,
         **system_overrides(args),
     }
-    config = load_config(args.config, overrides, settings(args))
+    if args.resume is not None:
+        if args.config is not None or settings(args):
+            raise StellarError("--resume takes the run's own configuration: give no CONFIG")
+        config = resume_config(args.resume, overrides)
+    else:
+        config = load_config(args.config, overrides, settings(args))
     if args.dry_run:
         print_estimate(estimate_run(config), config.name)
         return 0
@@ -117,13 +140,24 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     judging = JudgingProgress(progress)
     with status(args.quiet, "building the components (feature space, algorithm, models)"):
-        run = Run(config, on_record=update, on_verdict=judging.update)
+        run = Run(
+            config,
+            run_dir=args.resume,
+            on_record=update,
+            on_verdict=judging.update,
+            resume=args.resume is not None,
+        )
+    doing = "resuming" if args.resume is not None else "run directory"
     console.print(
         f"[bold]stellar[/] {config.name}: algorithm {config.algorithm.name}, "
-        f"seed {config.seed}, run directory {escape(str(run.run_dir))}"
+        f"seed {config.seed}, {doing} {escape(str(run.run_dir))}"
     )
     summary = asyncio.run(execute(run, progress, args.quiet))
     print_summary(summary, args.show)
+    if summary.stop_reason in RESUMABLE:
+        print(f"continue with: stellar run --resume {summary.run_dir}", file=sys.stderr)
+    if summary.stop_reason == StopReason.TERMINATED:
+        return 128 + signal.SIGTERM
     if summary.error:
         print(f"stellar: error: {summary.error}", file=sys.stderr)
         return 2
@@ -135,21 +169,25 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 async def execute(run: Run, progress: Progress, quiet: bool) -> RunSummary:
-    """Prepare, then run with Ctrl-C handling: the first stops after the tests in flight, the
-    second aborts."""
+    """Prepare, then run with Ctrl-C and SIGTERM handling: the first stops after the tests in
+    flight, the second aborts."""
     loop = asyncio.get_running_loop()
     main_task = asyncio.current_task()
 
-    def on_sigint() -> None:
+    def on_signal(reason: StopReason, name: str) -> None:
         if run.stop.event.is_set() and main_task is not None:
             run.stop.stop = None
-            run.request_stop(StopReason.ABORTED, "aborted (Ctrl-C twice)")
+            run.request_stop(
+                reason if reason != StopReason.INTERRUPTED else StopReason.ABORTED,
+                f"aborted ({name} twice)",
+            )
             main_task.cancel()  # do not wait for tests in flight
         else:
-            console.print("[yellow]Stopping after the tests in flight (Ctrl-C again to abort).[/]")
-            run.request_stop(StopReason.INTERRUPTED, "interrupted (Ctrl-C)")
+            console.print(f"[yellow]Stopping after the tests in flight ({name} again to abort).[/]")
+            run.request_stop(reason, f"{reason} ({name})")
 
-    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    loop.add_signal_handler(signal.SIGINT, on_signal, StopReason.INTERRUPTED, "Ctrl-C")
+    loop.add_signal_handler(signal.SIGTERM, on_signal, StopReason.TERMINATED, "SIGTERM")
     try:
         with status(quiet, "preparing (loading models, opening data)"):
             await run.prepare()  # before the budgets start
@@ -159,3 +197,4 @@ async def execute(run: Run, progress: Progress, quiet: bool) -> RunSummary:
         return run.summary
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+        loop.remove_signal_handler(signal.SIGTERM)
