@@ -52,7 +52,8 @@ With no CONFIG, runs the built-in use case fully offline. CONFIG is a YAML file 
 the use case (feature space), algorithm, generator, system under test, fitness and oracle,
 or a use case alone (a name from `stellar list usecase`, or a folder with usecase.yaml);
 options given here override it. Every test is committed to RUN_DIR/archive.sqlite as it
-completes; Ctrl-C stops cleanly and keeps finished tests.
+completes; Ctrl-C or SIGTERM stops after the tests in flight, and --resume RUN_DIR continues
+a stopped or killed run to its budget without running a finished test again.
 
 Models are named provider:model: openai:gpt-4o-mini, azure:DEPLOYMENT, ollama:llama3.1,
 openai-compatible:MODEL@http://host:port/v1. Keys come from environment variables
@@ -63,7 +64,8 @@ never paid for twice.
 Exit codes: 0 done (no failures, or failures without --fail-on-failures); 1 failures found
 with --fail-on-failures; 2 a usage or configuration error, or a model refused the key;
 3 the system under test or the judges were not healthy (more than --max-error-rate of the
-tests were errors, or no test reached a verdict): the results mean little.
+tests were errors, or no test reached a verdict): the results mean little; 143 stopped by
+SIGTERM (resumable).
 
 examples:
   stellar run                                   built-in use case, offline, 1000 tests
@@ -71,6 +73,7 @@ examples:
   stellar run --option NAME=VALUE               a use-case option (stellar list usecase)
   stellar run --generator openai:gpt-4o-mini --judge openai:gpt-4o-mini --dry-run
   stellar run --sut http://localhost:8000/query --max-cost 2.50
+  stellar run --resume runs/navi-stellar-s0-20261123-101500 --tests 2000
 """
 
 
