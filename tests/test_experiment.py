@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 
 import pytest
 from conftest import TOY, stellar
 
 from stellar.errors import StellarError
 from stellar.experiment import Plan, execute, finished, prepare
+
+ROWS = 'SELECT generation, "index", status, input_text, scores FROM tests'
 
 
 def plan(**changes) -> Plan:
@@ -50,6 +53,10 @@ def test_runs_every_pair_then_resumes_only_what_is_unfinished(tmp_path):
     summary = json.loads(interrupted.read_text())
     interrupted.write_text(json.dumps({**summary, "stop_reason": "interrupted (Ctrl-C)"}))
     (runs["stellar"][0] / "summary.json").unlink()
+    killed = runs["stellar"][0] / "archive.sqlite"
+    with sqlite3.connect(killed) as db:  # its last tests were in flight at the kill
+        before = sorted(db.execute(ROWS))
+        db.execute("DELETE FROM tests WHERE id > (SELECT MAX(id) - 5 FROM tests)")
     untouched = runs["stellar"][1] / "archive.sqlite"
     stamp = os.stat(untouched).st_mtime_ns
 
@@ -59,6 +66,8 @@ def test_runs_every_pair_then_resumes_only_what_is_unfinished(tmp_path):
     assert sorted(reported) == [("random", 1, None), ("stellar", 0, None)]
     assert os.stat(untouched).st_mtime_ns == stamp  # a finished run is not redone
     assert all(finished(d) for d in runs["stellar"] + runs["random"])
+    with sqlite3.connect(killed) as db:  # resumed, not redone: the same tests, each once
+        assert sorted(db.execute(ROWS)) == before
 
 
 def test_a_resumed_experiment_must_keep_its_settings(tmp_path):

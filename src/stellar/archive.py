@@ -13,6 +13,7 @@ from typing import Any
 from stellar.errors import StellarError
 from stellar.records import Status, TestRecord, Verdict
 from stellar.rundir import ARCHIVE_NAME, EXPORT_DIR
+from stellar.untrusted import Cleaner, csv_rows
 
 JSON_COLUMNS = ("candidate", "vector", "response_data", "scores", "details", "usage")
 COLUMNS = [f.name for f in fields(TestRecord) if f.name != "verdict"]
@@ -69,6 +70,8 @@ class Archive:
         self.close()
 
     def add(self, record: TestRecord) -> int:
+        """Store ``record`` (its text cleaned in place first, see :mod:`stellar.untrusted`)."""
+        clean(record)
         row = asdict(record)
         for key in JSON_COLUMNS:
             row[key] = json.dumps(row[key], default=str)
@@ -109,7 +112,8 @@ class Archive:
 
     def add_verdict(self, test_id: int, verdict: Verdict) -> None:
         """Store (or replace) the post-search judge's verdict on test ``test_id``."""
-        row = asdict(verdict)
+        cleaner = Cleaner()
+        row = cleaner(asdict(verdict))
         for key in VERDICT_JSON:
             row[key] = json.dumps(row[key], default=str)
         with self.db:
@@ -139,6 +143,20 @@ class Archive:
             out[status] = n
         out["failures"] = self.db.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
         return out
+
+
+def clean(record: TestRecord) -> None:
+    """Remove NULs and invalid code points from every text of ``record``, noting the counts
+    in its details (``stored_text``)."""
+    cleaner = Cleaner()
+    for name in ("input_text", "prompt", "response_text", "error"):
+        value = getattr(record, name)
+        if value is not None:
+            setattr(record, name, cleaner(value))
+    for name in ("candidate", "response_data", "scores", "details", "usage"):
+        setattr(record, name, cleaner(getattr(record, name)))
+    if changes := cleaner.report():
+        record.details.setdefault("stored_text", {}).update(changes)
 
 
 def _record(row: sqlite3.Row) -> TestRecord:
@@ -198,7 +216,9 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
-    """One column per field; candidate values and scores are spread into their own columns."""
+    """One column per field; candidate values and scores are spread into their own columns.
+    A text cell a spreadsheet would run as a formula gets a leading ``'``."""
+
     flat_rows = []
     for row in rows:
         flat = {k: v for k, v in row.items() if k not in ("candidate", "scores", "verdict")}
@@ -219,5 +239,5 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=header or ["id"])
         writer.writeheader()
-        writer.writerows(flat_rows)
+        writer.writerows(csv_rows(flat_rows))
     return path

@@ -74,6 +74,8 @@ class Component(Strict):
             if "target" not in data:
                 raise ValueError("give 'type: NAME' or 'target: package.module:attribute'")
             return data
+        if set(data) <= {"type", "target", "options"} and data.get("target") is None:
+            return {"type": data["type"], "options": data.get("options") or {}}  # as dumped
         return {"type": data["type"], "options": {k: v for k, v in data.items() if k != "type"}}
 
 
@@ -194,6 +196,9 @@ class RunConfig(Strict):
     concurrency: int = Field(8, ge=1, description="tests run at the same time")
     sut_timeout: float = Field(60.0, gt=0, description="seconds before a SUT call is an error")
     max_input_chars: int = Field(2000, ge=1, description="longer generated inputs are invalid")
+    max_answer_chars: int = Field(
+        1_000_000, ge=1, description="longer answers are cut to this length and flagged"
+    )
     seed: int = 0
     out: Path = Path("runs")
     import_paths: list[Path] = Field(default_factory=list, description="folders for user modules")

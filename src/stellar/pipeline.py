@@ -26,7 +26,7 @@ from stellar.llm.usage import book_for_test
 from stellar.records import Response, Status, TestInput, TestRecord
 from stellar.suts import SUT, to_response
 from stellar.termination import AnyOf, Progress
-from stellar.text.stored_text import Cleaner
+from stellar.untrusted import Cleaner
 
 
 class DuplicateCheck(Protocol):

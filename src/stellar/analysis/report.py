@@ -58,6 +58,7 @@ from stellar.analysis.metrics import (
 )
 from stellar.errors import StellarError
 from stellar.text.embeddings import Embedder
+from stellar.untrusted import csv_rows
 
 # compared in statistics.csv
 METRICS = ("failures", "failure_ratio", "failure_modes", "failure_pairs", "cluster_coverage")
@@ -340,10 +341,11 @@ def _write_plots(
 
 
 def _write_csv(path: Path, header: list[str], rows: list[dict[str, Any]]) -> Path:
+    """The rows under ``header``; no cell a spreadsheet would run as a formula."""
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=header)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(csv_rows(rows))
     return path
 
 

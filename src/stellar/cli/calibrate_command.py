@@ -18,7 +18,7 @@ from stellar.analysis.calibration import (
     spec_of,
 )
 from stellar.cli.options import OFFLINE, add_option_flags, settings
-from stellar.cli.output import status, stdout
+from stellar.cli.output import shown, status, stdout
 from stellar.config import load_config
 from stellar.errors import StellarError
 from stellar.usecase import load_use_case
@@ -82,11 +82,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 def print_calibration(report: Calibration, constant: list[str]) -> None:
     out = stdout()
     out.print(
-        f"[bold]{report.use_case}[/]: {report.rows} labelled answers from {report.labels}, "
-        f"{report.raters} rater(s); the raters' majority calls {report.failures} failures"
+        f"[bold]{shown(report.use_case)}[/]: {report.rows} labelled answers from "
+        f"{shown(report.labels)}, {report.raters} rater(s); the raters' majority calls "
+        f"{report.failures} failures"
     )
     if report.kappa:
-        kappas = ", ".join(f"{label} {k:.2f}" for label, k in report.kappa.items())
+        kappas = ", ".join(f"{shown(label)} {k:.2f}" for label, k in report.kappa.items())
         out.print(f"agreement between raters (Fleiss' kappa): {kappas}")
     table = Table(title="Judges against the raters (failure = positive class)")
     for column in ("judge", "precision", "recall", "F1", "TP", "FP", "FN", "TN", "unknown"):
@@ -95,20 +96,21 @@ def print_calibration(report: Calibration, constant: list[str]) -> None:
         (tn, fp), (fn, tp) = judge.confusion or [[0, 0], [0, 0]]
         unknown = f"{judge.unknown}" + (f" (+{judge.errors} errors)" if judge.errors else "")
         scores = (f"{judge.precision:.2f}", f"{judge.recall:.2f}", f"{judge.f1:.2f}")
-        table.add_row(judge.name, *scores, *map(str, (tp, fp, fn, tn)), unknown)
+        table.add_row(shown(judge.name), *scores, *map(str, (tp, fp, fn, tn)), unknown)
     out.print(table)
     for judge in report.judges:
         if judge.spearman:
-            rho = ", ".join(f"{name} {value:.2f}" for name, value in judge.spearman.items())
-            out.print(f"Spearman's rho with the raters, {judge.name}: {rho}")
+            rho = ", ".join(f"{shown(name)} {value:.2f}" for name, value in judge.spearman.items())
+            out.print(f"Spearman's rho with the raters, {shown(judge.name)}: {rho}")
     if report.weights:
         fitted, current = report.weights["fitted"], report.weights["current"]
         line = ", ".join(
-            f"{d} {fitted.get(d, float('nan')):.2f} (now {current.get(d, 0):.2f})" for d in current
+            f"{shown(d)} {fitted.get(d, float('nan')):.2f} (now {current.get(d, 0):.2f})"
+            for d in current
         )
         out.print(f"weights fitted by logistic regression on the raters' verdicts: {line}")
         if constant:
             out.print(
-                f"({', '.join(constant)}: the same value on every labelled answer, so the "
+                f"({shown(', '.join(constant))}: the same value on every labelled answer, so the "
                 "labels cannot tell its weight)"
             )

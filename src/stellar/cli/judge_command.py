@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from rich.markup import escape
-
 from stellar.cli.options import OFFLINE
-from stellar.cli.output import JudgingProgress, console, print_summary, progress_bar
+from stellar.cli.output import JudgingProgress, console, print_summary, progress_bar, shown
 from stellar.config import load_config
 from stellar.errors import StellarError
 from stellar.post_search import judge_run_dir
@@ -63,7 +61,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     config = load_config(config_file, overrides)
     progress = progress_bar(args.quiet)
     judging = JudgingProgress(progress)
-    console.print(f"[bold]stellar judge[/] {escape(args.run_dir)}")
+    console.print(f"[bold]stellar judge[/] {shown(args.run_dir)}")
     with progress:
         summary = asyncio.run(judge_run_dir(args.run_dir, config, judging.update, args.all))
     print_summary(summary, args.show)

@@ -23,6 +23,7 @@ from stellar.estimate import DISCARD_SHARE, Estimate
 from stellar.llm.usage import total_cost
 from stellar.records import TestRecord
 from stellar.summary import RunSummary
+from stellar.untrusted import for_terminal
 
 console = Console(stderr=True, highlight=False, soft_wrap=True)  # messages and progress
 
@@ -30,6 +31,11 @@ console = Console(stderr=True, highlight=False, soft_wrap=True)  # messages and 
 def stdout() -> Console:
     """Results go to standard output."""
     return Console(highlight=False, soft_wrap=True)
+
+
+def shown(text: object) -> str:
+    """Untrusted text as rich markup that prints as itself: no escape sequences, no markup."""
+    return escape(for_terminal(str(text)))
 
 
 def status(quiet: bool, what: str) -> AbstractContextManager[Any]:
@@ -70,21 +76,21 @@ def print_summary(summary: RunSummary, show: int) -> None:
                 verdict = record.verdict.details.get("verdict", "failed")
                 scores += f"; after the search: {verdict}"
             table.add_row(
-                escape(record.input_text or ""),
-                escape(clip(record.response_text or "", 300)),
-                scores,
+                shown(record.input_text or ""),
+                shown(clip(record.response_text or "", 300)),
+                shown(scores),
             )
         out.print(table)
     s = summary
     out.print(
-        f"\n[bold]Stopped:[/] {escape(s.stop_message or s.stop_reason)}\n"
+        f"\n[bold]Stopped:[/] {shown(s.stop_message or s.stop_reason)}\n"
         f"tests {s.tests}  verdicts {s.verdicts}  failures {s.failures}  "
         f"ratio {s.failure_ratio:.1%} of verdicts  "
         f"duplicates {s.duplicates}  invalid {s.invalid}  "
         f"errors {s.sut_errors} sut / {s.judge_errors} judge  excluded {s.excluded}  "
         f"time {s.elapsed:.1f} s\n{diversity_line(s)}{post_search_line(s)}{usage_line(s)}"
-        f"results: {escape(s.run_dir)}  "
-        f"(export with: stellar export {escape(s.run_dir)})"
+        f"results: {shown(s.run_dir)}  "
+        f"(export with: stellar export {shown(s.run_dir)})"
     )
 
 
@@ -106,11 +112,11 @@ def post_search_line(summary: RunSummary) -> str:
     if not post:
         return ""
     pending = post.get("pending", 0)
-    todo = f", {pending} still to judge: stellar judge {summary.run_dir}" if pending else ""
+    todo = f", {pending} still to judge: stellar judge {shown(summary.run_dir)}" if pending else ""
     cost = total_cost(post.get("usage") or {})
     spent = f", cost ${cost:.4f}" if cost else ""
     return (
-        f"failures decided after the search by {post.get('judge')}: "
+        f"failures decided after the search by {shown(post.get('judge'))}: "
         f"{post.get('judged', 0)} tests judged{todo}{spent}\n"
     )
 
@@ -147,7 +153,9 @@ def usage_line(summary: RunSummary) -> str:
             f"({u.get('input_tokens', 0):,.0f} in / {u.get('output_tokens', 0):,.0f} out)"
         )
     unknown = (
-        f" (no price for {', '.join(summary.unpriced)}: add llm.prices)" if summary.unpriced else ""
+        f" (no price for {shown(', '.join(summary.unpriced))}: add llm.prices)"
+        if summary.unpriced
+        else ""
     )
     return f"model calls: {'; '.join(parts)}  cost ${summary.cost:.4f}{unknown}\n"
 
@@ -167,7 +175,7 @@ def print_estimate(estimate: Estimate, name: str) -> None:
         cost = "no price" if row.cost is None else f"{row.cost:.4f}"
         table.add_row(
             row.role,
-            escape(row.model),
+            shown(row.model),
             f"{row.calls:,.0f}",
             f"{row.input_tokens:,.0f}",
             f"{row.output_tokens:,.0f}",

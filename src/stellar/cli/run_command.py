@@ -8,7 +8,6 @@ import signal
 import sys
 from pathlib import Path
 
-from rich.markup import escape
 from rich.progress import Progress
 
 from stellar.cli.options import (
@@ -25,6 +24,7 @@ from stellar.cli.output import (
     print_estimate,
     print_summary,
     progress_bar,
+    shown,
     status,
 )
 from stellar.config import load_config
@@ -35,6 +35,7 @@ from stellar.resume import resume_config
 from stellar.run import Run
 from stellar.summary import RunSummary
 from stellar.termination import StopReason
+from stellar.untrusted import for_terminal
 
 # stopped before its budget: `--resume` continues it
 RESUMABLE = (
@@ -73,7 +74,7 @@ examples:
   stellar run --option NAME=VALUE               a use-case option (stellar list usecase)
   stellar run --generator openai:gpt-4o-mini --judge openai:gpt-4o-mini --dry-run
   stellar run --sut http://localhost:8000/query --max-cost 2.50
-  stellar run --resume runs/navi-stellar-s0-20261123-101500 --tests 2000
+  stellar run --resume runs/NAME-stellar-s0-20261123-101500 --tests 2000
 """
 
 
@@ -153,7 +154,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     doing = "resuming" if args.resume is not None else "run directory"
     console.print(
         f"[bold]stellar[/] {config.name}: algorithm {config.algorithm.name}, "
-        f"seed {config.seed}, {doing} {escape(str(run.run_dir))}"
+        f"seed {config.seed}, {doing} {shown(run.run_dir)}"
     )
     summary = asyncio.run(execute(run, progress, args.quiet))
     print_summary(summary, args.show)
@@ -162,10 +163,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if summary.stop_reason == StopReason.TERMINATED:
         return 128 + signal.SIGTERM
     if summary.error:
-        print(f"stellar: error: {summary.error}", file=sys.stderr)
+        print(f"stellar: error: {for_terminal(summary.error)}", file=sys.stderr)
         return 2
     if summary.unhealthy:
-        hint = f"; first: {summary.first_error}" if summary.first_error else ""
+        hint = f"; first: {for_terminal(summary.first_error)}" if summary.first_error else ""
         print(f"stellar: not healthy: {summary.unhealthy}{hint}", file=sys.stderr)
         return 3
     return 1 if args.fail_on_failures and summary.failures else 0
