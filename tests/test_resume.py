@@ -37,14 +37,21 @@ def executed(run_dir: Path) -> list[tuple]:
     return [r for r in rows(run_dir) if r[2] in ("ok", "sut_error", "judge_error")]
 
 
-def test_resume_extends_a_finished_run_to_the_archive_of_one_long_run(toy_config, tmp_path):
-    short = run(toy_config(**{"budget.tests": 40}))
+@pytest.mark.parametrize("algorithm", ["stellar", "random", "twise", "diverse", "map-elites"])
+def test_resume_extends_a_finished_run_to_the_archive_of_one_long_run(
+    toy_config, tmp_path, algorithm
+):
+    short = run(toy_config(**{"budget.tests": 40, "algorithm.name": algorithm}))
     resumed = run(
         resume_config(short.run_dir, {"budget.tests": 100}),
         run_dir=Path(short.run_dir),
         resume=True,
     )
-    whole = run(toy_config(**{"budget.tests": 100, "out": str(tmp_path / "whole")}))
+    whole = run(
+        toy_config(
+            **{"budget.tests": 100, "algorithm.name": algorithm, "out": str(tmp_path / "whole")}
+        )
+    )
     assert resumed.tests == whole.tests == 100
     assert resumed.failures == whole.failures and resumed.generations == whole.generations
     assert rows(resumed.run_dir) == rows(whole.run_dir)
