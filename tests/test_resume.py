@@ -19,7 +19,7 @@ from stellar.errors import StellarError
 from stellar.locks import DirectoryLock
 from stellar.resume import resume_config
 from stellar.run import Run
-from stellar.rundir import CONFIG_NAME, SUMMARY_NAME, read_summary
+from stellar.rundir import CONFIG_NAME, SUMMARY_NAME, VECTORS_NAME, read_summary
 
 ROWS = 'SELECT generation, "index", status, input_text, response_text, scores FROM tests'
 
@@ -57,6 +57,26 @@ def test_resume_extends_a_finished_run_to_the_archive_of_one_long_run(
     assert rows(resumed.run_dir) == rows(whole.run_dir)
     with sqlite3.connect(Path(resumed.run_dir) / ARCHIVE_NAME) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'resumed_at'").fetchone()
+
+
+@pytest.mark.parametrize("saved_vectors", [True, False])
+def test_the_duplicate_filter_resumes_from_saved_vectors_or_the_inputs(
+    toy_config, tmp_path, saved_vectors
+):
+    hashing = {"duplicates.embedder": "hashing", "duplicates.threshold": 0.6}
+    short = run(toy_config(**{"budget.tests": 40, **hashing}))
+    vectors = Path(short.run_dir) / VECTORS_NAME
+    assert vectors.stat().st_size % 4 == 0 and vectors.stat().st_size > 0
+    if not saved_vectors:  # a run from before vectors were saved: embedded again
+        vectors.unlink()
+    resumed = run(
+        resume_config(short.run_dir, {"budget.tests": 100}),
+        run_dir=Path(short.run_dir),
+        resume=True,
+    )
+    whole = run(toy_config(**{"budget.tests": 100, "out": str(tmp_path / "whole"), **hashing}))
+    assert whole.duplicates > 0
+    assert rows(resumed.run_dir) == rows(whole.run_dir)
 
 
 def test_tests_lost_in_flight_are_run_once_on_resume(toy_config, tmp_path):

@@ -24,7 +24,13 @@ from stellar.pipeline import Gate, Pipeline
 from stellar.post_search import judge_archive, update_summary
 from stellar.records import Status, TestRecord
 from stellar.resume import archived_generations, check_same_search
-from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME, new_run_dir, write_summary
+from stellar.rundir import (
+    ARCHIVE_NAME,
+    CONFIG_NAME,
+    VECTORS_NAME,
+    new_run_dir,
+    write_summary,
+)
 from stellar.summary import RunSummary
 from stellar.termination import (
     AnyOf,
@@ -168,6 +174,8 @@ class Run:
                     )
                     self._told(candidates, records)
                     archive.set_meta(elapsed=time.monotonic() - self.progress.started)
+                    if self.duplicates is not None:
+                        self.duplicates.save_new(self.run_dir / VECTORS_NAME)
                 stop = found
                 await self._judge_after_search(archive, stop)
             finally:
@@ -187,15 +195,19 @@ class Run:
         if not self.archived:
             return None
         last = max(self.archived)
+        saved = self.duplicates is not None and self.duplicates.load(self.run_dir / VECTORS_NAME)
+        inputs: list[str] = []  # to embed again: those with no saved vector
         for generation in range(last + 1):
             candidates = self.algorithm.ask()
             done = self.archived.get(generation, {})
             check_same_search(generation, candidates, done)
             for index in sorted(done):
                 self._count(done[index])
-            if self.duplicates is not None:
-                self.duplicates.add([r.input_text or "" for r in done.values() if r.executed])
+            if not saved or generation == last:
+                inputs += [r.input_text or "" for r in done.values() if r.executed]
             if generation == last:
+                if self.duplicates is not None:
+                    self.duplicates.add(inputs)
                 self.earlier_cost = self.summary.cost
                 return candidates, done
             self._told(candidates, [done.get(i) for i in range(len(candidates))])

@@ -10,6 +10,7 @@ from typing import Any
 ARCHIVE_NAME = "archive.sqlite"
 CONFIG_NAME = "config.yaml"
 SUMMARY_NAME = "summary.json"
+VECTORS_NAME = "duplicates.f32"  # the duplicate filter's vectors, reloaded on resume
 EXPORT_DIR = "export"
 
 

@@ -57,7 +57,6 @@ def test_the_compare_report_quotes_hostile_answers(tmp_path, capsys):
     assert formula_cells(report) == []
 
 
-@pytest.mark.xfail(strict=True, reason="needs for_terminal in run_command / compare_command")
 @pytest.mark.parametrize("command", ["run", "compare"])
 def test_a_hostile_error_message_prints_as_text(tmp_path, capsys, command):
     args = [command, str(TOY / "run.yaml"), "--sut", "hostile:crash", "--tests", "40"]

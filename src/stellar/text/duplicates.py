@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -53,6 +54,7 @@ class DuplicateFilter:
         self._threshold32 = np.float32(threshold)
         self._matrix = np.empty((initial_capacity, self.dim), dtype=np.float32)
         self._size = 0
+        self._saved = 0  # rows already written by save_new
 
     def __len__(self) -> int:
         return self._size
@@ -118,6 +120,30 @@ class DuplicateFilter:
     def add_vectors(self, vectors: np.ndarray) -> None:
         """Store precomputed unit vectors of shape ``(k, dim)`` without checking them."""
         self._append(self._as_batch(vectors))
+
+    # ---------------------------------------------------------------- persistence
+
+    def save_new(self, path: Path) -> None:
+        """Append the vectors stored since the last call to ``path`` (raw float32 rows), so
+        that a resumed run reloads them instead of embedding every input again."""
+        if self._size > self._saved:
+            with Path(path).open("ab") as fh:
+                fh.write(self._matrix[self._saved : self._size].tobytes())
+        self._saved = self._size
+
+    def load(self, path: Path) -> bool:
+        """Store the vectors saved in ``path``; False (nothing loaded) when it is missing or
+        was written for another dimension. A row cut short by a kill is ignored."""
+        try:
+            raw = np.fromfile(path, dtype=np.float32)
+        except (OSError, ValueError):
+            return False
+        rows = raw[: len(raw) - len(raw) % self.dim].reshape(-1, self.dim)
+        if len(rows) and not np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-3):
+            return False  # not unit vectors of this embedder
+        self.add_vectors(rows)
+        self._saved = self._size
+        return True
 
     # ---------------------------------------------------------------- internals
 
