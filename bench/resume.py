@@ -43,6 +43,8 @@ def stellar(*args: str) -> subprocess.Popen:
 
 def archive_rows(run_dir: Path, where: str = "1") -> list[tuple]:
     query = f'SELECT generation, "index", status, input_text, scores FROM tests WHERE {where}'
+    if not (run_dir / ARCHIVE_NAME).exists():  # killed while preparing
+        return []
     with sqlite3.connect(f"file:{run_dir / ARCHIVE_NAME}?mode=ro", uri=True) as db:
         return db.execute(query).fetchall()
 
@@ -63,7 +65,7 @@ def trial(root: Path, seed: int, tests: int, rng: random.Random) -> dict[str, ob
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     run_dir = only_run(killed_out)
-    at_kill = len(archive_rows(run_dir, EXECUTED)) if (run_dir / ARCHIVE_NAME).exists() else 0
+    at_kill = len(archive_rows(run_dir, EXECUTED))
     resumed = subprocess.run(
         [sys.executable, "-m", "stellar.cli", "run", "--quiet", "--show", "0",
          "--resume", str(run_dir)],

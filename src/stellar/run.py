@@ -77,6 +77,9 @@ class Run:
         )
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.lock = DirectoryLock(self.run_dir, "run").acquire()
+        (self.run_dir / CONFIG_NAME).write_text(  # first, so that any kill leaves it resumable
+            yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
+        )
         self.archived = archived_generations(self.run_dir) if resume else {}
         self.resumed = resume
         self.summary = RunSummary(str(self.run_dir), config.algorithm.name, config.seed)
@@ -121,9 +124,6 @@ class Run:
     async def _execute(self) -> RunSummary:
         await self.prepare()
         cfg = self.config
-        (self.run_dir / CONFIG_NAME).write_text(
-            yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), encoding="utf-8"
-        )
         self.progress.started = time.monotonic()
         with Archive(self.run_dir / ARCHIVE_NAME) as archive:
             now = datetime.now().isoformat(timespec="seconds")
