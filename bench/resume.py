@@ -105,7 +105,7 @@ def rebuild(args: argparse.Namespace) -> None:
             shutil.copytree(args.run_dir, run_dir)
             if not saved:
                 (run_dir / VECTORS_NAME).unlink(missing_ok=True)
-            print(rebuild_once(run_dir, saved), flush=True)
+            print(rebuild_once(run_dir, (run_dir / VECTORS_NAME).exists()), flush=True)
 
 
 def rebuild_once(run_dir: Path, saved: bool) -> str:
