@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # torch is pinned to the local CPU build everywhere, build environments included
 export PIP_CONSTRAINT := $(CURDIR)/constraints.txt
 
-.PHONY: install demo test test-servers lint bench clean
+.PHONY: install demo test test-servers lint bench clean browser
 
 install: $(STAMP)
 
@@ -22,7 +22,11 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	$(BIN)/stellar run
 
-test: $(STAMP)
+# headless Chromium (Debian's package) for the HTML report's browser tests; as root in CI
+browser:
+	@command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; } || echo "chromium not installed: the report's browser tests are skipped"
+
+test: $(STAMP) browser
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 

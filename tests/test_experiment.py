@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 from conftest import TOY, stellar
@@ -162,3 +165,31 @@ def test_compare_exits_3_when_the_system_is_not_healthy(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 3 and err[-1].startswith("stellar: not healthy: 1 runs stopped (")
     assert "ConnectError" in err[-1]
+
+
+def test_a_second_compare_on_a_busy_experiment_exits_2_naming_the_first(tmp_path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        result = stellar("compare", TOY / "run.yaml", "--seeds", "1", "--dir", tmp_path)
+    finally:
+        holder.kill()
+        holder.wait(10)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"stellar: error: {tmp_path} is in use by another stellar compare (pid {holder.pid} "
+        f"on host {socket.gethostname()}, since " + result.stderr.split("since ")[1].strip()
+    ]
+    assert not (tmp_path / "experiment.yaml").exists()  # nothing was written
+
+
+HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from stellar.locks import DirectoryLock
+DirectoryLock(Path(sys.argv[1]), "compare").acquire()
+print("held", flush=True)
+time.sleep(60)
+"""

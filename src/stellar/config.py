@@ -8,11 +8,14 @@ Python modules next to either file can be named by dotted path (``my_sut:answer`
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from jsonschema import Draft202012Validator, SchemaError
 from pydantic import BaseModel, ValidationError
 
 from stellar.config_schema import (
@@ -32,6 +35,7 @@ from stellar.llm.models import is_model_name, parse_model
 from stellar.plugin_check import check_plugins
 from stellar.registry import plugins, short_name
 from stellar.usecase import DEFAULT_RUN, is_use_case, load_use_case, read_yaml
+from stellar.yaml_loading import MAX_BYTES
 
 OFFLINE = "offline"  # --generator/--sut offline: the use case's own component
 LLM_PATHS = ("template", "system", "examples")
@@ -62,6 +66,8 @@ def load_config(
     data.setdefault("import_paths", []).append(str(base))
     _algorithm_sections(data.get("algorithm"))
     use_case = None
+    if not isinstance(data.get("use_case") or "", str):
+        raise ConfigError(source, "use_case", "expected a use case: a registered name or a folder")
     if data.get("use_case"):
         use_case = load_use_case(str(data["use_case"]), base)
         defaults = use_case.settings
@@ -114,7 +120,47 @@ def load_config(
         check_plugins(config)
     except StellarError as exc:
         raise StellarError(f"{source}: {exc}") from None
+    if problem := folder_problem(config.out):
+        raise ConfigError(source, "out", f"{config.out}: {problem}")
+    if config.response_schema is not None:
+        check_schema(config.response_schema)
     return config
+
+
+def check_schema(path: Path) -> None:
+    """The response schema is a readable JSON Schema (ConfigError naming the file if not)."""
+    try:
+        with path.open("rb") as file:
+            schema = json.loads(file.read(MAX_BYTES + 1))
+        Draft202012Validator.check_schema(schema)
+    except FileNotFoundError:
+        raise ConfigError(path, "", "file not found") from None
+    except (OSError, ValueError) as exc:  # unreadable, not JSON (a JSONDecodeError)
+        raise ConfigError(path, "", f"not a readable JSON file ({exc})") from None
+    except SchemaError as exc:
+        raise ConfigError(path, "", f"not a valid JSON Schema ({exc.message})") from None
+
+
+def folder_problem(path: Path) -> str | None:
+    """Why folders cannot be made under ``path`` (None: they can); nothing is written."""
+    try:
+        str(path).encode("utf-8")
+        if path.exists() and not path.is_dir():
+            return "exists and is not a folder"
+        existing = next(p for p in (path.absolute(), *path.absolute().parents) if p.exists())
+        if not existing.is_dir():
+            return f"{existing} is not a folder"
+        if not os.access(existing, os.W_OK | os.X_OK):
+            return f"{existing} is not writable"
+        if hasattr(os, "statvfs"):
+            stats = os.statvfs(existing)
+            if stats.f_flag & os.ST_RDONLY or stats.f_blocks == 0:  # 0 blocks: /proc, /sys
+                return f"{existing} is on a file system that takes no folders"
+    except UnicodeEncodeError:
+        return "not valid UTF-8"
+    except (OSError, ValueError) as exc:
+        return f"cannot be used ({exc})"
+    return None
 
 
 def model_names(config: RunConfig) -> list[tuple[str, str]]:
@@ -198,7 +244,7 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
     paths = data.get("import_paths", [])
     if isinstance(paths, str):
         paths = [paths]
-    if not isinstance(paths, list):
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
         raise ConfigError(base, "import_paths", "expected a list of folders")
     data["import_paths"] = [str((base / p).resolve()) for p in paths]
     for key in COMPONENTS:

@@ -12,11 +12,16 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from stellar.features import FeatureSpace, load_feature_space, parse_feature_space
+from stellar.features import FeatureSpace, parse_feature_space
 from stellar.llm.models import LLMSettings
 from stellar.registry import plugins, short_name
+from stellar.yaml_loading import read_yaml_file
 
 PYTHON = "python"  # a component named by target: module:attribute
+MAX_POPULATION = 100_000
+MAX_SEED = 2**32 - 1  # what numpy and pymoo take
+MAX_CONCURRENCY = 1024
+_NOT_A_NAME = re.compile(r"[/\\\x00-\x1f\x7f]|\.\.|^\s|\s$")  # separators, controls, ..
 
 
 class Strict(BaseModel):
@@ -33,7 +38,9 @@ class AlgorithmConfig(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     name: str = Field("stellar", description="a registered algorithm or package.module:Class")
-    population: int = Field(20, ge=1, description="population size k / batch size")
+    population: int = Field(
+        20, ge=1, le=MAX_POPULATION, description="population size k / batch size"
+    )
 
     @model_validator(mode="after")
     def sections_are_mappings(self) -> AlgorithmConfig:
@@ -91,7 +98,7 @@ class JudgeConfig(Strict):
     """The LLM judge, for fitness functions that take one (``model: null``: offline)."""
 
     model: str | None = None
-    votes: int = Field(1, ge=1, description="majority vote of this many samples (odd)")
+    votes: int = Field(1, ge=1, le=99, description="majority vote of this many samples (odd)")
     temperature: float = Field(0.0, ge=0, le=2)
     structured: bool = Field(True, description="ask for structured output where supported")
     max_tokens: int = Field(300, ge=1)
@@ -113,7 +120,9 @@ class PostSearchConfig(Strict):
     target: str = Field(description="a registered fitness or judge, or package.module:attr")
     options: dict[str, Any] = Field(default_factory=dict)
     below: Thresholds = Field(description="failure when one of these scores is below")
-    concurrency: int | None = Field(None, ge=1, description="default: the run's concurrency")
+    concurrency: int | None = Field(
+        None, ge=1, le=MAX_CONCURRENCY, description="default: the run's concurrency"
+    )
 
     @field_validator("below")
     @classmethod
@@ -193,20 +202,31 @@ class RunConfig(Strict):
     llm_generator: dict[str, Any] = Field(
         default_factory=dict, description="the use case's settings for an LLM generator"
     )
-    concurrency: int = Field(8, ge=1, description="tests run at the same time")
+    concurrency: int = Field(8, ge=1, le=MAX_CONCURRENCY, description="tests run at the same time")
     sut_timeout: float = Field(60.0, gt=0, description="seconds before a SUT call is an error")
     max_input_chars: int = Field(2000, ge=1, description="longer generated inputs are invalid")
     max_answer_chars: int = Field(
         1_000_000, ge=1, description="longer answers are cut to this length and flagged"
     )
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=MAX_SEED)
     out: Path = Path("runs")
     import_paths: list[Path] = Field(default_factory=list, description="folders for user modules")
+
+    @field_validator("name")
+    @classmethod
+    def plain_name(cls, name: str) -> str:
+        """A run name names folders under ``out``: no path, no way out of it."""
+        if not name or len(name) > 100 or _NOT_A_NAME.search(name):
+            raise ValueError(
+                "a run name must be a plain name of 1 to 100 characters: no '/', '\\', "
+                "'..', control characters or surrounding spaces"
+            )
+        return name
 
     def feature_space(self) -> FeatureSpace:
         """The feature space, from its file or written inline."""
         if isinstance(self.features, Path):
-            return load_feature_space(self.features)
+            return parse_feature_space(read_yaml_file(self.features), source=self.features)
         inline = {"features": self.features} if isinstance(self.features, list) else self.features
         return parse_feature_space(inline, source="features")
 

@@ -23,6 +23,7 @@ import yaml
 from stellar.errors import StellarError, Terminated
 from stellar.rundir import read_summary
 from stellar.termination import StopReason
+from stellar.yaml_loading import read_yaml_file
 
 EXPERIMENT_FILE = "experiment.yaml"
 
@@ -48,7 +49,9 @@ def prepare(root: Path, plan: Plan) -> None:
     path = root / EXPERIMENT_FILE
     wanted = vars(plan)
     if path.exists():
-        stored = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        stored = read_yaml_file(path) or {}
+        if not isinstance(stored, dict):
+            raise StellarError(f"{path}: not an experiment plan (expected a mapping)")
         keys = ("config", "tests", "time", "overrides", "settings")
         differs = [
             f"{key}.{sub}" if isinstance(wanted[key], dict) else key

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import yaml
 
 from stellar.errors import ConfigError
+from stellar.yaml_loading import read_yaml_file
 
 Kind = Literal["style", "content", "perturbation"]
 KINDS: tuple[str, ...] = ("style", "content", "perturbation")
@@ -197,13 +197,7 @@ def _same(a: Value, b: Value) -> bool:
 def load_feature_space(path: str | Path) -> FeatureSpace:
     """Read a feature file; a malformed one raises ConfigError naming file, path and problem."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(path, "", "file not found") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(path, "", f"not valid YAML ({_yaml_reason(exc)})") from None
-    return parse_feature_space(data, source=path)
+    return parse_feature_space(read_yaml_file(path), source=path)
 
 
 def parse_feature_space(data: Any, source: object = "<features>") -> FeatureSpace:
@@ -364,9 +358,3 @@ def _can_overlap(a: Constraint, b: Constraint) -> bool:
     for cond in (*a.when, *b.when):
         allowed[cond.feature] = allowed.get(cond.feature, cond.allowed) & cond.allowed
     return all(allowed.values())
-
-
-def _yaml_reason(exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return f"{problem} at line {mark.line + 1}" if mark else problem

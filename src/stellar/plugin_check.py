@@ -2,10 +2,13 @@
 
 Use-case options are handed to every component whose plugin takes a parameter of the same
 name (unless the component sets it itself), so they show in the run's ``config.yaml``.
+Algorithm populations are bounded, and a credential written into a component's ``headers``
+is refused: secrets come from the environment (``${VAR}``).
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from stellar.errors import StellarError
@@ -22,6 +25,10 @@ from stellar.registry import (
 if TYPE_CHECKING:
     from stellar.config_schema import Component, RunConfig
 
+MAX_POPULATION = 100_000  # as config_schema's; an algorithm's own section may set one too
+SECRET_HEADER = re.compile(r"authorization|cookie|token|secret|key|password", re.IGNORECASE)
+ENV_REFERENCE = re.compile(r"\s*(?:[A-Za-z][A-Za-z-]*\s+)?(?:\$\{[A-Za-z_][A-Za-z0-9_]*\}\s*)+")
+
 
 def check_plugins(config: RunConfig) -> None:
     """Raise a one-line StellarError for an unknown plugin or option; fill in defaults."""
@@ -30,6 +37,7 @@ def check_plugins(config: RunConfig) -> None:
         component: Component = getattr(config, role)
         plugin = resolve(role, component.plugin)
         where = f"{role}.options" if component.type == "python" else role
+        check_headers(component.options, where)
         try:
             component.options = _checked(plugin, component.options, where, config.usecase)
         except StellarError as exc:
@@ -57,9 +65,22 @@ def check_plugins(config: RunConfig) -> None:
         post.options = _checked(judge, post.options, where, config.usecase)
     if config.duplicates.embedder != "none":
         try:
-            resolve("embedder", config.duplicates.embedder)
+            resolve("embedder", config.duplicates.embedder).load()
         except StellarError as exc:
             raise StellarError(f"duplicates.embedder: {exc}") from None
+
+
+def check_headers(options: dict[str, Any], where: str) -> None:
+    """Refuse a credential written into ``headers``: it would sit in every config.yaml."""
+    headers = options.get("headers")
+    for name, value in headers.items() if isinstance(headers, dict) else ():
+        literal = isinstance(value, str) and value and not ENV_REFERENCE.fullmatch(value)
+        if literal and SECRET_HEADER.search(str(name)):
+            raise StellarError(
+                f"{where}.headers.{name}: a credential written into the configuration; "
+                "write a reference to an environment variable instead, e.g. "
+                "'Bearer ${API_TOKEN}', and set API_TOKEN in the environment"
+            )
 
 
 def check_algorithm(config: RunConfig, name: str) -> Plugin:
@@ -78,6 +99,11 @@ def check_algorithm(config: RunConfig, name: str) -> Plugin:
 
 def _check_algorithm_options(config: RunConfig, plugin: Plugin) -> None:
     options = config.algorithm.options(plugin.name)
+    population = options.get("population")
+    if isinstance(population, int | float) and population > MAX_POPULATION:
+        raise StellarError(
+            f"algorithm.{short_name(plugin.name)}.population: at most {MAX_POPULATION:,}"
+        )
     try:
         check_options(
             plugin,

@@ -110,19 +110,38 @@ def _load(path: str, what: str) -> Any:
     module_name, sep, attr = path.partition(":")
     if not sep:
         try:  # a module itself (a use case is a package)
-            return importlib.import_module(path)
-        except ImportError:
+            return _import(path, what)
+        except _NotFound:
             module_name, _, attr = path.rpartition(".")
     if not module_name or not attr:
         raise StellarError(f"{what}: expected 'package.module:attribute'")
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise StellarError(f"{what}: cannot import {module_name!r} ({exc})") from None
+        module = _import(module_name, what)
+    except _NotFound as exc:
+        raise StellarError(f"{what}: cannot import {module_name!r} ({exc.__cause__})") from None
     try:
         return functools.reduce(getattr, attr.split("."), module)
     except AttributeError:
         raise StellarError(f"{what}: {module_name!r} has no {attr!r}") from None
+
+
+class _NotFound(Exception):
+    """A module that cannot be imported (the ImportError is its cause)."""
+
+
+def _import(name: str, what: str) -> Any:
+    """Import ``name``; a user's module that fails while it is imported is a StellarError."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise _NotFound() from exc
+    except SyntaxError as exc:
+        where = f"{exc.filename}, line {exc.lineno}" if exc.filename else name
+        raise StellarError(f"{what}: {name!r} has a syntax error ({where})") from None
+    except Exception as exc:  # raised by the module's own code, or a malformed name
+        raise StellarError(
+            f"{what}: importing {name!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
 
 
 # ------------------------------------------------------------------------------- options

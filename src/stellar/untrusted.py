@@ -6,7 +6,7 @@ escaped before people see it.
   NULs and replaces lone surrogates, counting what it changed.
 - Shown: :func:`for_terminal` strips what a terminal would obey instead of show (escape
   sequences, controls, bidi overrides); :func:`csv_cell` applies the OWASP rule against
-  CSV injection to one cell.
+  CSV injection to one cell; :func:`for_xml` keeps only what XML 1.0 can hold.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ _ESCAPE = re.compile(
 # C0 controls but tab and newline, DEL, C1 controls, bidi overrides and isolates
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# what XML 1.0 forbids (C0 controls but tab, newline and CR; lone surrogates; U+FFFE, U+FFFF)
+# or discourages (DEL, C1 controls)
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -39,6 +42,12 @@ def for_terminal(text: str) -> str:
     overrides; lone surrogates become U+FFFD, so printing it never raises."""
     text = _CONTROL.sub("", _ESCAPE.sub("", text))
     return _SURROGATE.sub(REPLACEMENT, text)
+
+
+def for_xml(text: str) -> str:
+    """``text`` as XML 1.0 can hold it: escape sequences, the characters XML forbids or
+    discourages and lone surrogates removed (markup is left to the XML writer to escape)."""
+    return _NOT_XML.sub("", _ESCAPE.sub("", text))
 
 
 def csv_cell(value: T) -> T | str:

@@ -24,10 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from stellar.errors import ConfigError, StellarError
 from stellar.registry import Plugin, plugins
+from stellar.yaml_loading import read_yaml_file
 
 USE_CASE_FILE = "usecase.yaml"
 DEFAULT_RUN = Path(__file__).parent / "usecases" / "default.yaml"  # `stellar run` alone
@@ -61,7 +60,16 @@ class UseCase:
 
 def is_use_case(name: str) -> bool:
     """Whether ``name`` is a registered use case or a folder holding usecase.yaml."""
-    return name in plugins("usecase") or (Path(name) / USE_CASE_FILE).is_file()
+    return name in plugins("usecase") or has_file(Path(name) / USE_CASE_FILE)
+
+
+def has_file(path: Path, folder: bool = False) -> bool:
+    """Whether ``path`` is a file (a folder); False for a name no file system takes (too
+    long, a NUL)."""
+    try:
+        return path.is_dir() if folder else path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def find_use_case(name: str, base: Path) -> Path:
@@ -71,7 +79,7 @@ def find_use_case(name: str, base: Path) -> Path:
         module = registered[name].load()
         return Path(next(iter(module.__path__)))
     folder = (base / name).expanduser().resolve()
-    if not (folder / USE_CASE_FILE).is_file():
+    if not has_file(folder / USE_CASE_FILE):
         raise ConfigError(
             name,
             "",
@@ -123,23 +131,10 @@ def load_use_case(name: str, base: Path = Path.cwd()) -> UseCase:  # noqa: B008
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
-    """A YAML mapping, with one-line errors."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(path, "", "file not found") from None
-    except IsADirectoryError:
-        raise ConfigError(
-            path, "", f"a folder, not a YAML file (a use case needs {USE_CASE_FILE})"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(
-            path, "", f"cannot be read as UTF-8 text ({type(exc).__name__})"
-        ) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise ConfigError(path, "", f"not valid YAML{where}") from None
+    """A YAML mapping, with one-line errors (the limits of :mod:`stellar.yaml_loading`)."""
+    if has_file(path, folder=True):
+        raise ConfigError(path, "", f"a folder, not a YAML file (a use case needs {USE_CASE_FILE})")
+    data = read_yaml_file(path)
     if data is None:
         return {}
     if not isinstance(data, dict):

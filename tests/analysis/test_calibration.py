@@ -68,11 +68,13 @@ def test_binary_metrics_and_agreement_are_worked_out_right(tmp_path):
 
 
 def test_a_post_search_judge_is_measured_too(tmp_path):
-    extra = (
-        "oracle:\n  below: {quality: 0.1}\n"
-        "  post_search: {target: toy:strict, below: {strict: 0.8}}\n"
-    )
-    report = run_calibration(labelled_toy(tmp_path, extra=extra))
+    folder = labelled_toy(tmp_path)
+    path = folder / "usecase.yaml"
+    oracle = "oracle:\n  below: {quality: 0.1}\n"
+    assert oracle in path.read_text()
+    strict = "  post_search: {target: toy:strict, below: {strict: 0.8}}\n"
+    path.write_text(path.read_text().replace(oracle, oracle + strict))
+    report = run_calibration(folder)
     names = [judge.name for judge in report.judges]
     assert names == ["search: toy:quality", "post-search: toy:strict"]
     strict = report.judges[1]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from stellar.cli.ci_options import add_ci_flags, gate_exit
 from stellar.cli.options import (
     add_command,
     add_option_flags,
@@ -16,11 +17,17 @@ from stellar.cli.options import (
     settings,
     system_overrides,
 )
-from stellar.cli.output import console, stdout
-from stellar.config import load_config
+from stellar.cli.output import console, shown, stdout
+from stellar.config import folder_problem, load_config
 from stellar.errors import StellarError
+from stellar.experiment import Plan
+from stellar.junit import junit_for_runs
+from stellar.locks import DirectoryLock
 from stellar.rundir import read_summary
 from stellar.termination import StopReason
+from stellar.text.embeddings import embedder_factory
+from stellar.untrusted import for_terminal
+from stellar.usecase import has_file
 
 HELP = """\
 Run every algorithm with every seed on one configuration, then compare them: unique failures,
@@ -66,27 +73,32 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--repeats", type=int, default=10, help="clusterings with different seeds (default 10)"
     )
     add_option_flags(compare)
+    add_ci_flags(compare, "default: exit 0")
     compare.set_defaults(handler=cmd_compare)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from stellar.analysis.report import experiment_report
     from stellar.assembly import build_algorithm
-    from stellar.experiment import Plan, execute, finished, prepare
 
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     if not algorithms or args.seeds < 1 or args.parallel < 1:
         raise StellarError("compare needs at least one algorithm, one seed and --parallel >= 1")
+    try:  # the report's embedder is needed only at the end: check it before any run
+        embedder_factory(args.embedder)
+    except StellarError as exc:
+        raise StellarError(f"--embedder: {exc}") from None
     overrides = {k: v for k, v in system_overrides(args).items() if v is not None}
     values = settings(args)
     given = args.config
     # a file or folder is made absolute for the workers; a registered use case keeps its name
-    config_path = str(Path(given).resolve()) if given and Path(given).exists() else given
+    known = given and (has_file(Path(given)) or has_file(Path(given), folder=True))
+    config_path = str(Path(given).resolve()) if known else given
     config = load_config(config_path, overrides, values)  # mistakes show now, not in workers
     space = config.feature_space()
+    budget = {"budget.tests": args.tests, "budget.time": args.time}
     for algorithm in algorithms:  # read as each worker will: bad names or options fail now
-        each = load_config(config_path, {**overrides, "algorithm.name": algorithm}, values)
-        build_algorithm(each, space, algorithm)
+        wanted = {**overrides, **budget, "algorithm.name": algorithm}
+        build_algorithm(load_config(config_path, wanted, values), space, algorithm)
     plan = Plan(
         config_path,
         algorithms,
@@ -97,16 +109,30 @@ def cmd_compare(args: argparse.Namespace) -> int:
         values,
     )
     root = args.dir or Path("experiments") / config.name
+    if problem := folder_problem(root):
+        raise StellarError(f"--out {root}: {problem}")
+    root.mkdir(parents=True, exist_ok=True)
+    with DirectoryLock(root, "compare"):  # one compare per experiment directory
+        return run_experiment(args, root, plan, config.name)
+
+
+def run_experiment(args: argparse.Namespace, root: Path, plan: Plan, name: str) -> int:
+    """Run what the experiment still misses, then its statistics, report and CI gate."""
+    from stellar.analysis.html_report import write_report
+    from stellar.analysis.report import experiment_report
+    from stellar.experiment import execute, finished, prepare
+
     prepare(root, plan)
+    algorithms = plan.algorithms
     total = len(algorithms) * args.seeds
     console.print(
-        f"[bold]stellar compare[/] {config.name}: {', '.join(algorithms)} x {args.seeds} seeds, "
+        f"[bold]stellar compare[/] {name}: {', '.join(algorithms)} x {args.seeds} seeds, "
         f"{plan.tests} tests each, {args.parallel} in parallel, in {escape(str(root))}"
     )
 
     def done(algorithm: str, seed: int, summary: dict | None, error: str | None) -> None:
         if error:
-            console.print(f"[red]{algorithm} seed {seed} failed:[/] {escape(error)}")
+            console.print(f"[red]{shown(algorithm)} seed {seed} failed:[/] {shown(error)}")
         else:
             console.print(
                 f"{algorithm} seed {seed}: {summary['failures']} "
@@ -122,14 +148,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return 130
     if skipped:
         console.print(f"skipped {skipped} of {total} runs: already finished")
-    incomplete = [d for dirs in runs.values() for d in dirs if not finished(d)]
+    all_dirs = [d for dirs in runs.values() for d in dirs]
+    if args.junit:
+        junit_for_runs(all_dirs, args.junit)  # before the health check: CI sees the errors
+    incomplete = [d for d in all_dirs if not finished(d)]
     unhealthy = [read_summary(d) for d in incomplete]
     unhealthy = [s for s in unhealthy if s.get("stop_reason") == StopReason.UNHEALTHY]
     if unhealthy:  # running again would not help: the system or the judges need a look
         first = unhealthy[0]
         print(
             f"stellar: not healthy: {len(unhealthy)} runs stopped ({first.get('unhealthy')}; "
-            f"first: {first.get('first_error')})",
+            f"first: {for_terminal(str(first.get('first_error')))})",
             file=sys.stderr,
         )
         return 3
@@ -141,4 +170,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     report = experiment_report(runs, root / "report", embedder=args.embedder, repeats=args.repeats)
     stdout().print(report.to_rich_table())
     console.print(f"tables and plots: {escape(str(root / 'report'))}")
-    return 0
+    console.print(f"report: {shown(write_report(root, embedder=args.embedder))}")
+    summaries = [read_summary(d) for d in all_dirs]
+    failures = sum(s.get("failures", 0) for s in summaries)
+    verdicts = sum(s.get("verdicts", 0) for s in summaries)
+    return gate_exit(args, failures, verdicts, strict=False)

@@ -8,8 +8,23 @@ from typing import Any
 import yaml
 
 from stellar.config import OFFLINE, parse_duration, sut_setting
+from stellar.config_schema import MAX_CONCURRENCY, MAX_POPULATION, MAX_SEED
 from stellar.errors import StellarError
 from stellar.llm.models import is_model_name
+from stellar.yaml_loading import describe, parse_yaml
+
+# the bounds of every whole-number flag of every command (None: no upper bound)
+BOUNDS: dict[str, tuple[int, int | None]] = {
+    "seed": (0, MAX_SEED),
+    "tests": (1, None),
+    "population": (1, MAX_POPULATION),
+    "concurrency": (1, MAX_CONCURRENCY),
+    "show": (0, None),
+    "seeds": (1, 10_000),
+    "parallel": (1, 256),
+    "repeats": (1, 1000),
+    "port": (0, 65535),
+}
 
 
 def setting(item: str, flag: str = "--set") -> tuple[str, Any]:
@@ -18,9 +33,9 @@ def setting(item: str, flag: str = "--set") -> tuple[str, Any]:
     if not sep or not key.strip():
         raise StellarError(f"{flag} {item!r}: write KEY=VALUE, e.g. {flag} {_EXAMPLE[flag]}")
     try:
-        return key.strip(), yaml.safe_load(value)
-    except yaml.YAMLError:
-        raise StellarError(f"{flag} {item!r}: the value is not valid YAML") from None
+        return key.strip(), parse_yaml(value)
+    except yaml.YAMLError as exc:
+        raise StellarError(f"{flag} {item!r}: {describe(exc)}") from None
 
 
 _EXAMPLE = {"--set": "judge.votes=3", "--option": "NAME=VALUE"}
@@ -33,6 +48,16 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
         key, value = setting(item, "--option")
         found[f"usecase.{key}"] = value
     return found
+
+
+def check_bounds(args: argparse.Namespace) -> None:
+    """Every whole-number flag given within its bounds (``BOUNDS``), before anything starts."""
+    for name, (low, high) in BOUNDS.items():
+        value = getattr(args, name, None)
+        if isinstance(value, int) and not (low <= value and (high is None or value <= high)):
+            allowed = f"from {low} to {high:,}" if high is not None else f"at least {low}"
+            flag = "--" + name.replace("_", "-")
+            raise StellarError(f"{flag} {value}: must be {allowed}")
 
 
 def model_choice(value: str | None, what: str) -> dict | str | None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.progress import Progress
 
+from stellar.cli.ci_options import add_ci_flags, gate_exit
 from stellar.cli.options import (
     add_command,
     add_option_flags,
@@ -30,6 +31,7 @@ from stellar.cli.output import (
 from stellar.config import load_config
 from stellar.errors import StellarError
 from stellar.estimate import estimate_run
+from stellar.junit import junit_for_run
 from stellar.records import TestRecord
 from stellar.resume import resume_config
 from stellar.run import Run
@@ -62,11 +64,13 @@ openai-compatible:MODEL@http://host:port/v1. Keys come from environment variable
 are cached under $STELLAR_CACHE_DIR (default ~/.cache/stellar), so a repeated request is
 never paid for twice.
 
-Exit codes: 0 done (no failures, or failures without --fail-on-failures); 1 failures found
-with --fail-on-failures; 2 a usage or configuration error, or a model refused the key;
-3 the system under test or the judges were not healthy (more than --max-error-rate of the
-tests were errors, or no test reached a verdict): the results mean little; 143 stopped by
-SIGTERM (resumable).
+Every run ends by writing RUN_DIR/report.html (open it in a browser; see stellar report).
+
+Exit codes: 0 done (no failures, or none over --max-failure-rate / --max-failures); 1 failures
+found with --fail-on-failures, or over a threshold; 2 a usage or configuration error, or a
+model refused the key; 3 the system under test or the judges were not healthy (more than
+--max-error-rate of the tests were errors, or no test reached a verdict): the results mean
+little; 143 stopped by SIGTERM (resumable).
 
 examples:
   stellar run                                   built-in use case, offline, 1000 tests
@@ -109,6 +113,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="exit with code 1 when failures were found (for CI pipelines)",
     )
+    add_ci_flags(run, "default: exit 0 unless --fail-on-failures")
     run.set_defaults(handler=cmd_run)
 
 
@@ -158,6 +163,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     summary = asyncio.run(execute(run, progress, args.quiet))
     print_summary(summary, args.show)
+    from stellar.analysis.html_report import write_report  # pandas, matplotlib: when needed
+
+    console.print(f"report: {shown(write_report(summary.run_dir))}")
+    if args.junit:
+        console.print(f"JUnit XML: {shown(junit_for_run(summary.run_dir, args.junit))}")
     if summary.stop_reason in RESUMABLE:
         print(f"continue with: stellar run --resume {summary.run_dir}", file=sys.stderr)
     if summary.stop_reason == StopReason.TERMINATED:
@@ -169,7 +179,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         hint = f"; first: {for_terminal(summary.first_error)}" if summary.first_error else ""
         print(f"stellar: not healthy: {summary.unhealthy}{hint}", file=sys.stderr)
         return 3
-    return 1 if args.fail_on_failures and summary.failures else 0
+    return gate_exit(args, summary.failures, summary.verdicts, strict=args.fail_on_failures)
 
 
 async def execute(run: Run, progress: Progress, quiet: bool) -> RunSummary:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,14 @@ from rich.markup import escape
 
 from stellar.archive import export_run
 from stellar.cli.options import setting
-from stellar.cli.output import console, stdout
+from stellar.cli.output import console, shown, stdout
+from stellar.config import folder_problem
 from stellar.errors import StellarError
 from stellar.registry import KINDS, Plugin, describe_options, plugins
+from stellar.rundir import ARCHIVE_NAME, EXPORT_DIR
 from stellar.usecase import UseCase, hook, load_use_case
+
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -59,6 +64,12 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     )
     export.add_argument("run_dir", metavar="RUN_DIR", type=Path)
     export.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/export)")
+    export.add_argument(
+        "--suite",
+        type=Path,
+        metavar="FILE",
+        help="instead, write the failures as a suite file (JSONL) for stellar replay",
+    )
     export.set_defaults(handler=cmd_export)
 
 
@@ -125,6 +136,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_export_data(args: argparse.Namespace) -> int:
     use_case, options = use_case_and_options(args)
+    problem = folder_problem(args.file.parent) or (args.file.is_dir() and "a folder")
+    if problem:
+        raise StellarError(f"{args.file}: cannot be written ({problem})")
     count = hook(use_case, "export")(args.file, **options)
     console.print(f"{use_case.name}: wrote {count} records to {escape(str(args.file))}")
     return 0
@@ -133,8 +147,27 @@ def cmd_export_data(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from stellar.analysis.report import export_failure_modes  # sklearn: only when needed
 
-    paths = export_run(args.run_dir, args.out)
-    paths.append(export_failure_modes(args.run_dir, paths[0].parent))
+    archive = args.run_dir / ARCHIVE_NAME
+    if not archive.is_file():
+        raise StellarError(f"{args.run_dir}: not a run directory (no {ARCHIVE_NAME})")
+    with archive.open("rb") as file:
+        if file.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+            raise StellarError(f"{archive}: not a run's archive (not an SQLite database)")
+    if args.suite is not None:
+        from stellar.suite import export_suite
+
+        count = export_suite(args.run_dir, args.suite)
+        suite = shown(args.suite)
+        console.print(f"{count} failures: {suite} (replay with: stellar replay {suite})")
+        return 0
+    out = args.out or args.run_dir / EXPORT_DIR
+    if problem := folder_problem(out):
+        raise StellarError(f"--out {out}: {problem}")
+    try:
+        paths = export_run(args.run_dir, out)
+        paths.append(export_failure_modes(args.run_dir, out))
+    except sqlite3.DatabaseError as exc:
+        raise StellarError(f"{archive}: cannot be read ({exc})") from None
     for path in paths:
         console.print(str(path))
     return 0

@@ -33,6 +33,7 @@ from stellar.llm.models import (
     EndpointSettings,
     LLMSettings,
     ModelSpec,
+    hide,
     parse_model,
     resolve_endpoint,
 )
@@ -180,14 +181,16 @@ class ModelClient:
                     )
                 return self._completion(reply, messages, level is StructuredLevel.JSON_SCHEMA)
             except (openai.APIStatusError, openai.APIConnectionError) as exc:
+                secret = endpoint.endpoint.api_key
                 status, message = getattr(exc, "status_code", None), _message(exc, limit=None)
+                message = hide(message, secret)  # a server may echo the key
                 if rejects(level, status, message):
                     endpoint.step_down(level, f"HTTP {status}: {' '.join(message.split())[:120]}")
                     continue  # not a transient error: no backoff, no retry counted
                 try:
                     delay = self._retry_delay(exc, attempts[0])
                 except ModelError as error:
-                    raise error from None
+                    raise type(error)(hide(str(error), secret)) from None
                 await asyncio.sleep(delay)
                 attempts[0] += 1
 

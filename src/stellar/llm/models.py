@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from stellar.errors import ConfigError
 
@@ -14,6 +14,25 @@ PROVIDERS = ("openai", "azure", "ollama", "openai-compatible", "local")
 OLLAMA_URL = "http://localhost:11434/v1"
 AZURE_API_VERSION = "2024-10-21"
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "azure": "AZURE_OPENAI_API_KEY"}
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+KEY_PREFIXES = ("sk-", "sk_", "pk_", "rk_", "ghp_", "gho_", "github_pat_", "xox", "hf_", "AIza")
+
+
+def redact(secret: str) -> str:
+    """What may be shown of a secret: its first three characters."""
+    return f"{secret[:3]}…"
+
+
+def hide(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` redacted (keys a server echoes back)."""
+    return text.replace(secret, redact(secret)) if secret and len(secret) >= 8 else text
+
+
+def looks_like_key(value: str) -> bool:
+    """Whether ``value`` looks like a pasted key rather than an environment variable's name."""
+    mixed = any(c.islower() for c in value) and any(c.isupper() for c in value)
+    random = len(value) >= 24 and any(c.isdigit() for c in value) and (mixed or "_" not in value)
+    return value.startswith(KEY_PREFIXES) or not ENV_NAME.fullmatch(value) or random
 
 
 class EndpointSettings(BaseModel):
@@ -31,6 +50,18 @@ class EndpointSettings(BaseModel):
     max_retries: int = Field(6, ge=0, description="retries on 429, 5xx, timeouts")
     backoff: float = Field(1.0, gt=0, description="first retry delay in seconds; doubles")
     max_backoff: float = Field(60.0, gt=0, description="longest delay between retries")
+
+    @field_validator("api_key_env")
+    @classmethod
+    def env_name(cls, value: str | None) -> str | None:
+        """The name of a variable, never a key: a pasted key is refused and not echoed."""
+        if value is not None and looks_like_key(value):
+            raise ValueError(
+                f"expected the name of an environment variable, got {redact(value)!r}; a key "
+                "does not belong in a configuration file: export MY_KEY=... and write "
+                "api_key_env: MY_KEY"
+            )
+        return value
 
 
 class LLMSettings(BaseModel):

@@ -29,6 +29,7 @@ from stellar.features import Candidate, FeatureSpace
 from stellar.paths import cache_root
 
 CACHE_VERSION = 1
+MAX_STRENGTH = 6  # covering arrays grow fast with t: t=4 over 11 features takes about 15 s
 
 
 def t_tuples(values: Mapping[str, Any], names: Sequence[str], t: int) -> set[tuple]:
@@ -98,7 +99,8 @@ def _write_cache(path: Path, rows: list[tuple[int, ...]]) -> None:
 class TwiseSearch:
     """Asks the rows of a t-wise covering array in a seeded order, ``population`` at a time.
 
-    ``strength`` larger than the number of features is clipped to it (``self.strength``).
+    ``strength`` larger than the number of features is clipped to it (``self.strength``); a
+    configuration may ask for at most ``MAX_STRENGTH``.
     When the rows run out, ``ask()`` returns ``[]`` and the run ends as exhausted.
     """
 
@@ -106,7 +108,9 @@ class TwiseSearch:
         model_config = ConfigDict(extra="forbid")
 
         population: int = Field(20, ge=1, description="rows asked per batch")
-        strength: int = Field(4, ge=1, description="t: every t-tuple of values is covered")
+        strength: int = Field(
+            4, ge=1, le=MAX_STRENGTH, description="t: every t-tuple of values is covered"
+        )
 
     name = "twise"
 

@@ -17,7 +17,7 @@ import importlib
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -34,6 +34,8 @@ __all__ = [
     "Embedder",
     "HashingEmbedder",
     "MiniLMEmbedder",
+    "UnknownEmbedder",
+    "embedder_factory",
     "get_embedder",
     "minilm_model_dir",
 ]
@@ -244,17 +246,32 @@ _instances: dict[str, Embedder] = {}
 _instances_lock = threading.Lock()
 
 
+class UnknownEmbedder(StellarError, ValueError):
+    """An embedder name that names no embedder: a user's error (exit 2), and a ValueError."""
+
+
+def embedder_factory(name: str) -> Callable[[], Embedder]:
+    """What builds the embedder called ``name``, checked without building it (no model loads).
+
+    Raises UnknownEmbedder for a name that is neither registered nor importable.
+    """
+    try:
+        return resolve("embedder", _key(name)).load()
+    except StellarError as exc:
+        raise UnknownEmbedder(str(exc)) from None
+
+
+def _key(name: str) -> str:
+    return name.strip().lower() if not is_dotted(name) else name.strip()
+
+
 def get_embedder(name: str = "minilm") -> Embedder:
     """The process-wide shared embedder called ``name`` (a registered embedder or a dotted path).
 
     Instances are created once per name, so the MiniLM model loads at most once per
-    process. Raises ValueError for an unknown name.
+    process. Raises UnknownEmbedder (a ValueError) for an unknown name.
     """
-    key = name.strip().lower() if not is_dotted(name) else name.strip()
-    try:
-        factory = resolve("embedder", key).load()
-    except StellarError as exc:
-        raise ValueError(str(exc)) from None
+    factory, key = embedder_factory(name), _key(name)
     with _instances_lock:
         if key not in _instances:
             _instances[key] = factory()
