@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -119,6 +120,24 @@ def post_search_line(summary: RunSummary) -> str:
         f"failures decided after the search by {shown(post.get('judge'))}: "
         f"{post.get('judged', 0)} tests judged{todo}{spent}\n"
     )
+
+
+def progress_task(
+    progress: Progress, description: str, total: int | None
+) -> Callable[[TestRecord, RunSummary], None]:
+    """A task on ``progress`` and the callback that moves it as tests complete."""
+    task = progress.add_task(description, total=total, failures=0, ratio=0.0, errors=0)
+
+    def update(record: TestRecord, summary: RunSummary) -> None:
+        progress.update(
+            task,
+            completed=summary.tests,
+            failures=summary.failures,
+            ratio=summary.failure_ratio,
+            errors=summary.errors,
+        )
+
+    return update
 
 
 class JudgingProgress:

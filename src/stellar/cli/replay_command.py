@@ -11,14 +11,12 @@ from rich.table import Table
 
 from stellar.cli.ci_options import add_ci_flags, gate_exit
 from stellar.cli.options import OFFLINE, add_option_flags, settings, sut_choice
-from stellar.cli.output import clip, console, progress_bar, shown, stdout
+from stellar.cli.output import clip, console, progress_bar, progress_task, shown, stdout
 from stellar.config import load_config
 from stellar.errors import StellarError
 from stellar.junit import write_junit
-from stellar.records import TestRecord
 from stellar.replay import FAILING, OUTCOMES, ReplayResult, replay
 from stellar.suite import Source, read_source
-from stellar.summary import RunSummary
 from stellar.untrusted import for_terminal
 
 MAX_REPEAT = 1000
@@ -118,18 +116,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         console.print(f"{shown(source.path)}: nothing to replay (no {source.only} tests)")
         return 0
     progress = progress_bar(args.quiet)
-    task = progress.add_task(
-        "replaying", total=len(source.tests) * args.repeat, failures=0, ratio=0.0, errors=0
-    )
-
-    def update(record: TestRecord, summary: RunSummary) -> None:
-        progress.update(
-            task,
-            completed=summary.tests,
-            failures=summary.failures,
-            ratio=summary.failure_ratio,
-            errors=summary.errors,
-        )
+    update = progress_task(progress, "replaying", len(source.tests) * args.repeat)
 
     console.print(
         f"[bold]stellar replay[/] {len(source.tests)} tests of {shown(source.path)}"

@@ -25,6 +25,7 @@ from stellar.cli.output import (
     print_estimate,
     print_summary,
     progress_bar,
+    progress_task,
     shown,
     status,
 )
@@ -32,7 +33,6 @@ from stellar.config import load_config
 from stellar.errors import StellarError
 from stellar.estimate import estimate_run
 from stellar.junit import junit_for_run
-from stellar.records import TestRecord
 from stellar.resume import resume_config
 from stellar.run import Run
 from stellar.summary import RunSummary
@@ -136,16 +136,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print_estimate(estimate_run(config), config.name)
         return 0
     progress = progress_bar(args.quiet)
-    task = progress.add_task("testing", total=config.budget.tests, failures=0, ratio=0.0, errors=0)
-
-    def update(record: TestRecord, summary: RunSummary) -> None:
-        progress.update(
-            task,
-            completed=summary.tests,
-            failures=summary.failures,
-            ratio=summary.failure_ratio,
-            errors=summary.errors,
-        )
+    update = progress_task(progress, "testing", config.budget.tests)
 
     judging = JudgingProgress(progress)
     with status(args.quiet, "building the components (feature space, algorithm, models)"):
