@@ -21,6 +21,10 @@ class Handler(BaseHTTPRequestHandler):
             return self._reply(500, b"internal error")
         if text == "html":
             return self._reply(200, b"<html>oops</html>")
+        if text == "huge":
+            return self._reply(
+                200, b'{"result": {"answer": "' + b"x" * 3_000_000 + b'", "pois": []}}'
+            )
         if text == "slow":
             time.sleep(1.0)
         payload = {"result": {"answer": f"echo: {text}", "pois": [{"name": "A"}, {"name": "B"}]}}
@@ -75,6 +79,12 @@ def test_answer_and_data_are_selected(server, monkeypatch):
     body, headers = server.seen[0]
     assert body == {"messages": [{"role": "user", "content": 'say "hi"'}], "stream": False}
     assert headers["Authorization"] == "Bearer s3cret"
+
+
+def test_a_reply_over_the_size_cap_is_an_error_and_not_read_whole(server):
+    response = query(make(server, max_bytes=1_000_000), "huge")
+    assert response.error == "reply longer than 1,000,000 bytes" and response.text == ""
+    assert len(query(make(server), "huge").text) == 3_000_000  # under the default cap
 
 
 def test_server_error_and_non_json_are_errors(server):

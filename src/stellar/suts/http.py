@@ -8,6 +8,7 @@ variables as ``${NAME}``, so secrets never sit in configuration files.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any, Literal
@@ -21,6 +22,7 @@ from stellar.errors import StellarError
 from stellar.records import Response
 
 PLACEHOLDER = "{{input}}"
+MAX_BYTES = 64 * 2**20  # default cap on a reply's size
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -69,6 +71,9 @@ class HttpSUT:
             default_factory=dict, description="${VAR} is read from the environment"
         )
         timeout: float = Field(30.0, gt=0, description="seconds per request")
+        max_bytes: int = Field(
+            MAX_BYTES, ge=1, description="a longer reply is an error, and is not read on"
+        )
 
     def __init__(
         self,
@@ -79,6 +84,7 @@ class HttpSUT:
         headers: dict[str, str] | None = None,
         method: str = "POST",
         timeout: float = 30.0,
+        max_bytes: int = MAX_BYTES,
     ) -> None:
         if not url.startswith(("http://", "https://")):
             raise StellarError(
@@ -90,17 +96,23 @@ class HttpSUT:
         self.data_path = _compile(data, "data") if data else None
         resolved = {k: expand_env(v) for k, v in (headers or {}).items()}
         self.client = httpx.AsyncClient(headers=resolved, timeout=timeout)
+        self.max_bytes = max_bytes
 
     async def query(self, text: str) -> Response:
-        reply = await self.client.request(
-            self.method, self.url, json=fill_template(self.body, text)
-        )
+        body = fill_template(self.body, text)
+        async with self.client.stream(self.method, self.url, json=body) as reply:
+            raw = bytearray()
+            async for chunk in reply.aiter_bytes():
+                raw += chunk
+                if len(raw) > self.max_bytes:  # read no further: memory stays bounded
+                    return Response(text="", error=f"reply longer than {self.max_bytes:,} bytes")
+        shown = bytes(raw[:300]).decode(reply.encoding or "utf-8", errors="replace")
         if reply.status_code >= 400:
-            return Response(text="", error=f"HTTP {reply.status_code}: {reply.text[:300]}")
+            return Response(text="", error=f"HTTP {reply.status_code}: {shown}")
         try:
-            payload = reply.json()
+            payload = json.loads(bytes(raw))
         except ValueError:
-            return Response(text="", error=f"reply is not JSON: {reply.text[:300]!r}")
+            return Response(text="", error=f"reply is not JSON: {shown!r}")
         found = self.answer_path.find(payload)
         if not found:
             return Response(text="", data=payload, error=f"no answer at {self.answer_path}")
