@@ -229,3 +229,9 @@ def test_a_second_process_on_a_live_run_exits_2_naming_the_first(tmp_path):
     assert line.startswith(
         f"stellar: error: {run_dir} is in use by another stellar run (pid {proc.pid} on host "
     )
+
+
+def test_resume_never_lowers_the_budget_below_what_is_done(toy_config):
+    summary = run(toy_config(**{"budget.tests": 40}))
+    with pytest.raises(StellarError, match="--tests 30: the run has done 40 tests already"):
+        resume_config(summary.run_dir, {"budget.tests": 30})

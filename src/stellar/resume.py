@@ -36,7 +36,22 @@ def resume_config(run_dir: Path, overrides: dict[str, Any] | None = None) -> Run
             f"--resume continues a run as it was configured; only budgets may change, "
             f"not {', '.join(other)}"
         )
+    done = _executed(Path(run_dir))
+    if given.get("budget.tests") is not None and given["budget.tests"] < done:
+        raise StellarError(
+            f"--tests {given['budget.tests']}: the run has done {done} tests already; "
+            "give at least that many"
+        )
     return load_config(path, given)
+
+
+def _executed(run_dir: Path) -> int:
+    """Tests the run has sent to the system under test so far."""
+    if not (run_dir / "archive.sqlite").exists():
+        return 0
+    with open_run(run_dir) as archive:
+        counts = archive.counts()
+    return counts["ok"] + counts["sut_error"] + counts["judge_error"]
 
 
 def archived_generations(run_dir: Path) -> Archived:

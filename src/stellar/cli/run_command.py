@@ -70,7 +70,7 @@ Exit codes: 0 done (no failures, or none over --max-failure-rate / --max-failure
 found with --fail-on-failures, or over a threshold; 2 a usage or configuration error, or a
 model refused the key; 3 the system under test or the judges were not healthy (more than
 --max-error-rate of the tests were errors, or no test reached a verdict): the results mean
-little; 143 stopped by SIGTERM (resumable).
+little; 130 stopped by Ctrl-C, 143 by SIGTERM (both resumable).
 
 examples:
   stellar run                                   built-in use case, offline, 1000 tests
@@ -85,7 +85,9 @@ examples:
 def add_parser(commands: argparse._SubParsersAction) -> None:
     run = add_command(commands, "run", "search for failure-inducing inputs", HELP)
     run.add_argument(
-        "--algorithm", help="stellar (NSGA-II, default), random, twise, astral, or module:Class"
+        "--algorithm",
+        help="stellar (NSGA-II, default), random, twise, astral, diverse, map-elites, "
+        "or module:Class",
     )
     run.add_argument("--seed", type=int, help="seed for every random choice of the run")
     run.add_argument("--tests", type=int, help="stop after this many inputs sent to the SUT")
@@ -128,10 +130,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     }
     if args.resume is not None:
         if args.config is not None or settings(args):
-            raise StellarError("--resume takes the run's own configuration: give no CONFIG")
+            raise StellarError(
+                "--resume takes the run's own configuration: give no CONFIG, --set or --option"
+            )
         config = resume_config(args.resume, overrides)
     else:
         config = load_config(args.config, overrides, settings(args))
+    if args.junit and Path(args.junit).is_dir():
+        raise StellarError(f"--junit {args.junit}: a folder, not a file")
     if args.dry_run:
         print_estimate(estimate_run(config), config.name)
         return 0
@@ -163,6 +169,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"continue with: stellar run --resume {summary.run_dir}", file=sys.stderr)
     if summary.stop_reason == StopReason.TERMINATED:
         return 128 + signal.SIGTERM
+    if summary.stop_reason in (StopReason.INTERRUPTED, StopReason.ABORTED):
+        return 128 + signal.SIGINT  # unfinished: never a passing CI step
     if summary.error:
         print(f"stellar: error: {for_terminal(summary.error)}", file=sys.stderr)
         return 2
