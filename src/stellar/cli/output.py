@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -120,6 +121,18 @@ def post_search_line(summary: RunSummary) -> str:
         f"failures decided after the search by {shown(post.get('judge'))}: "
         f"{post.get('judged', 0)} tests judged{todo}{spent}\n"
     )
+
+
+def health_exit(summary: RunSummary) -> int | None:
+    """Exit code 2 (a model error stopped it) or 3 (not healthy), said in one line; else None."""
+    if summary.error:
+        print(f"stellar: error: {for_terminal(summary.error)}", file=sys.stderr)
+        return 2
+    if summary.unhealthy:
+        hint = f"; first: {for_terminal(summary.first_error)}" if summary.first_error else ""
+        print(f"stellar: not healthy: {summary.unhealthy}{hint}", file=sys.stderr)
+        return 3
+    return None
 
 
 def progress_task(

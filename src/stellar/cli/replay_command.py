@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from pathlib import Path
 
 from rich.table import Table
 
 from stellar.cli.ci_options import add_ci_flags, gate_exit
 from stellar.cli.options import OFFLINE, add_option_flags, settings, sut_choice
-from stellar.cli.output import clip, console, progress_bar, progress_task, shown, stdout
+from stellar.cli.output import (
+    clip,
+    console,
+    health_exit,
+    progress_bar,
+    progress_task,
+    shown,
+    stdout,
+)
 from stellar.config import load_config
 from stellar.errors import StellarError
 from stellar.junit import write_junit
 from stellar.replay import FAILING, OUTCOMES, ReplayResult, replay
 from stellar.suite import Source, read_source
-from stellar.untrusted import for_terminal
 
 MAX_REPEAT = 1000
 
@@ -149,13 +155,8 @@ def config_file(given: str | None, source: Source) -> str:
 
 def exit_code(args: argparse.Namespace, result: ReplayResult) -> int:
     summary = result.summary
-    if summary.error:
-        print(f"stellar: error: {for_terminal(summary.error)}", file=sys.stderr)
-        return 2
-    if summary.unhealthy:
-        hint = f"; first: {for_terminal(summary.first_error)}" if summary.first_error else ""
-        print(f"stellar: not healthy: {summary.unhealthy}{hint}", file=sys.stderr)
-        return 3
+    if (code := health_exit(summary)) is not None:
+        return code
     return gate_exit(args, result.failing, result.verdicts, strict=True)
 
 

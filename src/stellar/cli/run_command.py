@@ -22,6 +22,7 @@ from stellar.cli.options import (
 from stellar.cli.output import (
     JudgingProgress,
     console,
+    health_exit,
     print_estimate,
     print_summary,
     progress_bar,
@@ -37,7 +38,6 @@ from stellar.resume import resume_config
 from stellar.run import Run
 from stellar.summary import RunSummary
 from stellar.termination import StopReason
-from stellar.untrusted import for_terminal
 
 # stopped before its budget: `--resume` continues it
 RESUMABLE = (
@@ -171,13 +171,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 128 + signal.SIGTERM
     if summary.stop_reason in (StopReason.INTERRUPTED, StopReason.ABORTED):
         return 128 + signal.SIGINT  # unfinished: never a passing CI step
-    if summary.error:
-        print(f"stellar: error: {for_terminal(summary.error)}", file=sys.stderr)
-        return 2
-    if summary.unhealthy:
-        hint = f"; first: {for_terminal(summary.first_error)}" if summary.first_error else ""
-        print(f"stellar: not healthy: {summary.unhealthy}{hint}", file=sys.stderr)
-        return 3
+    if (code := health_exit(summary)) is not None:
+        return code
     return gate_exit(args, summary.failures, summary.verdicts, strict=args.fail_on_failures)
 
 
