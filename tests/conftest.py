@@ -83,3 +83,26 @@ class SlowToLoad:
 
         assert self.prepared, "queried before prepare()"
         return answer(text)
+
+
+class JitterySUT:
+    """The toy SUT answering after a random delay (not seeded: timing differs every run);
+    counts the calls in flight at once."""
+
+    in_flight = 0
+    most_in_flight = 0
+
+    async def query(self, text: str):
+        import asyncio
+        import random
+
+        from toy import answer
+
+        cls = JitterySUT
+        cls.in_flight += 1
+        cls.most_in_flight = max(cls.most_in_flight, cls.in_flight)
+        try:
+            await asyncio.sleep(random.random() ** 4 * 0.05)  # mostly quick, a few slow
+        finally:
+            cls.in_flight -= 1
+        return answer(text)

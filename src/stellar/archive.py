@@ -6,7 +6,7 @@ import csv
 import json
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,8 @@ class Archive:
         else:
             self.db = sqlite3.connect(self.path)
             self.db.execute("PRAGMA journal_mode=WAL")
+            # a commit survives the process being killed; only a power cut may lose the last
+            self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA synchronous=NORMAL")  # survives process kills in WAL mode
             self.db.executescript(_SCHEMA)
         self.db.row_factory = sqlite3.Row
@@ -72,9 +74,9 @@ class Archive:
     def add(self, record: TestRecord) -> int:
         """Store ``record`` (its text cleaned in place first, see :mod:`stellar.untrusted`)."""
         clean(record)
-        row = asdict(record)
+        row = {column: getattr(record, column) for column in COLUMNS}
         for key in JSON_COLUMNS:
-            row[key] = json.dumps(row[key], default=str)
+            row[key] = json.dumps(row[key], default=_plain)
         row["status"] = str(record.status)
         with self.db:
             cur = self.db.execute(
@@ -143,6 +145,11 @@ class Archive:
             out[status] = n
         out["failures"] = self.db.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
         return out
+
+
+def _plain(value: Any) -> Any:
+    """JSON for what ``json`` cannot write: dataclasses as objects, the rest as text."""
+    return asdict(value) if is_dataclass(value) and not isinstance(value, type) else str(value)
 
 
 def clean(record: TestRecord) -> None:

@@ -203,6 +203,13 @@ class RunConfig(Strict):
         default_factory=dict, description="the use case's settings for an LLM generator"
     )
     concurrency: int = Field(8, ge=1, le=MAX_CONCURRENCY, description="tests run at the same time")
+    generations_in_flight: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_CONCURRENCY,
+        description="generations asked before the oldest is told its scores (default: enough "
+        "to keep `concurrency` tests busy, ceil(2 x concurrency / population); 1: generational)",
+    )
     sut_timeout: float = Field(60.0, gt=0, description="seconds before a SUT call is an error")
     max_input_chars: int = Field(2000, ge=1, description="longer generated inputs are invalid")
     max_answer_chars: int = Field(

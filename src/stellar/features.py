@@ -23,6 +23,8 @@ candidate that satisfies every rule.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
 import random
 from collections.abc import Mapping, Sequence
@@ -56,10 +58,21 @@ class Feature:
         return (n - 1) / n if self.ordinal else float(n - 1)
 
     def index(self, value: Value) -> int:
-        for i, v in enumerate(self.values):
-            if _same(v, value):
-                return i
+        try:
+            return self._positions[_key(value)]
+        except (KeyError, TypeError):  # not a value, or not hashable: compare one by one
+            for i, v in enumerate(self.values):
+                if _same(v, value):
+                    return i
         raise ValueError(f"{value!r} is not a value of feature {self.name!r}")
+
+    @functools.cached_property
+    def _positions(self) -> dict[tuple[str, Value], int]:
+        positions: dict[tuple[str, Value], int] = {}
+        for i, v in enumerate(self.values):
+            with contextlib.suppress(TypeError):
+                positions.setdefault(_key(v), i)
+        return positions
 
     def encode(self, value: Value) -> float:
         i = self.index(value)
@@ -178,6 +191,13 @@ class FeatureSpace:
 
     def random_values(self, rng: random.Random) -> dict[str, Value]:
         return {f.name: rng.choice(f.values) for f in self.features}
+
+
+def _key(value: Value) -> tuple[str, Value]:
+    """A dictionary key equal for values that :func:`_same` calls equal."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return ("number", value)
+    return (type(value).__name__, value)
 
 
 def _same(a: Value, b: Value) -> bool:

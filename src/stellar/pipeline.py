@@ -1,10 +1,12 @@
 """The per-test pipeline shared by every algorithm.
 
-For one generation of candidates: generate inputs (concurrently), check validity and
-duplicates (in candidate order, so results do not depend on timing), then for each kept
-input call the system under test, score the answer and apply the oracle (concurrently),
-committing each record to the archive as it completes. A fault in one candidate is recorded
-as its status and never stops the run.
+For each generation of candidates: generate inputs (concurrently), check validity and
+duplicates, then for each kept input call the system under test, score the answer and apply
+the oracle (concurrently), committing each record to the archive as it completes. Several
+generations may be in flight at once (:meth:`Pipeline.start`): they share the concurrency
+slots, but their screening runs one generation after another, in the order they were
+started, and the test budget is handed out in that order, so results do not depend on
+timing. A fault in one candidate is recorded as its status and never stops the run.
 """
 
 from __future__ import annotations
@@ -35,17 +37,35 @@ class DuplicateCheck(Protocol):
 
 @dataclass
 class Gate:
-    """Decides whether another input may still be sent to the system under test."""
+    """Decides whether another input may still be sent to the system under test, and hands
+    out the test budget in candidate order over every generation in flight."""
 
     budgets: AnyOf = field(default_factory=lambda: AnyOf([]))
     progress: Progress = field(default_factory=Progress)
-    tests_left: int | None = field(init=False)  # the test budget, handed out in candidate order
+    tests_left: int | None = field(init=False)  # the test budget not yet handed out
+    closed: bool = False  # a budget checked between generations ended the run
+    unscreened: dict[int, int] = field(default_factory=dict)  # generation -> inputs to screen
 
     def __post_init__(self) -> None:
         self.tests_left = self.budgets.tests_left(self.progress)
 
     def open(self) -> bool:
-        return self.budgets.check(self.progress, between_tests=True) is None
+        return not self.closed and self.budgets.check(self.progress, between_tests=True) is None
+
+    def take(self, wanted: int) -> int:
+        """How many of ``wanted`` runnable inputs may run (the rest of the budget is kept)."""
+        granted = wanted if self.tests_left is None else min(wanted, self.tests_left)
+        if self.tests_left is not None:
+            self.tests_left -= granted
+        return granted
+
+    def sure_to_run(self, generation: int) -> bool:
+        """Whether some input of ``generation`` will get a test whatever the generations
+        before it screen out; otherwise it waits for them rather than generate in vain."""
+        if self.tests_left is None:
+            return True
+        ahead = sum(n for g, n in self.unscreened.items() if g < generation)
+        return self.tests_left > ahead
 
 
 @dataclass
@@ -66,9 +86,11 @@ class Pipeline:
     on_fatal: Callable[[str], None] | None = None  # a model refused the key or is unknown
     on_unused: Callable[[TestRecord], None] | None = None  # generated but never run
     check_response: Callable[[Response], str | None] | None = None  # a problem, or None
+    on_screened: Callable[[int], None] | None = None  # a generation's inputs were screened
 
     def __post_init__(self) -> None:
         self._slots = asyncio.Semaphore(self.concurrency)
+        self._screened: asyncio.Event | None = None  # set when the last started one screened
 
     async def run_generation(
         self,
@@ -79,19 +101,50 @@ class Pipeline:
     ) -> list[TestRecord | None]:
         """Records aligned with ``candidates``; None where the budget ended before its turn.
         ``done``: records already archived (a resumed run), not run again."""
+        return await self.start(generation, candidates, gate, done)
+
+    def start(
+        self,
+        generation: int,
+        candidates: Sequence[Candidate],
+        gate: Gate,
+        done: Mapping[int, TestRecord] | None = None,
+    ) -> asyncio.Task[list[TestRecord | None]]:
+        """Start a generation while others may still be in flight; it is screened after
+        every generation started before it (see :meth:`run_generation`)."""
         done = done or {}
         todo = [i for i in range(len(candidates)) if i not in done]
-        generated = await asyncio.gather(
-            *(self._generate(generation, i, candidates[i], gate) for i in todo)
-        )
-        records = [r for r in generated if r is not None]
-        await self._screen(records)
-        for record in records:
-            if record.status != Status.OK:
-                self._commit(record)
-        runnable = [r for r in records if r.status == Status.OK]
-        if gate.tests_left is not None:
-            runnable = runnable[: gate.tests_left]
+        previous, screened = self._screened, asyncio.Event()
+        self._screened = screened
+        gate.unscreened[generation] = len(todo)
+        work = self._run(generation, candidates, gate, done, todo, previous, screened)
+        return asyncio.ensure_future(work)
+
+    async def _run(
+        self,
+        generation: int,
+        candidates: Sequence[Candidate],
+        gate: Gate,
+        done: Mapping[int, TestRecord],
+        todo: list[int],
+        previous: asyncio.Event | None,
+        screened: asyncio.Event,
+    ) -> list[TestRecord | None]:
+        try:
+            if previous is not None and not gate.sure_to_run(generation):
+                await previous.wait()
+            records: list[TestRecord] = []
+            if gate.tests_left != 0:
+                generated = await asyncio.gather(
+                    *(self._generate(generation, i, candidates[i], gate) for i in todo)
+                )
+                records = [r for r in generated if r is not None]
+            if previous is not None:
+                await previous.wait()
+            runnable = await self._screen(generation, records, gate)
+        finally:
+            gate.unscreened.pop(generation, None)
+            screened.set()
         ran = await asyncio.gather(*(self._execute(candidates[r.index], r, gate) for r in runnable))
         done_now = {id(r) for r in ran if r is not None}
         unused = [r for r in records if r.status == Status.OK and id(r) not in done_now]
@@ -130,8 +183,11 @@ class Pipeline:
             record.input_text, record.prompt = test_input.text, test_input.prompt
         return record
 
-    async def _screen(self, records: Sequence[TestRecord]) -> None:
-        """Mark invalid and duplicate inputs, in candidate order."""
+    async def _screen(
+        self, generation: int, records: Sequence[TestRecord], gate: Gate
+    ) -> list[TestRecord]:
+        """Mark invalid and duplicate inputs in candidate order, store those, and return
+        the inputs that get a test from the budget."""
         for record in records:
             if record.status != Status.OK:
                 continue
@@ -141,16 +197,22 @@ class Pipeline:
             elif len(text) > self.max_input_chars:
                 record.status = Status.INVALID
                 record.error = f"input longer than {self.max_input_chars} characters"
-        if self.duplicates is None:
-            return
-        valid = [r for r in records if r.status == Status.OK]
-        texts = [r.input_text or "" for r in valid]
-        verdicts = await asyncio.to_thread(self.duplicates.check_batch, texts)
-        for record, (is_duplicate, similarity) in zip(valid, verdicts, strict=True):
-            record.similarity = float(similarity)
-            if is_duplicate:
-                record.status = Status.DUPLICATE
-                record.error = f"similarity {similarity:.3f} to an earlier input"
+        if self.duplicates is not None:
+            valid = [r for r in records if r.status == Status.OK]
+            texts = [r.input_text or "" for r in valid]
+            verdicts = await asyncio.to_thread(self.duplicates.check_batch, texts)
+            for record, (is_duplicate, similarity) in zip(valid, verdicts, strict=True):
+                record.similarity = float(similarity)
+                if is_duplicate:
+                    record.status = Status.DUPLICATE
+                    record.error = f"similarity {similarity:.3f} to an earlier input"
+        if self.on_screened is not None:
+            self.on_screened(generation)
+        for record in records:
+            if record.status != Status.OK:
+                self._commit(record)
+        runnable = [r for r in records if r.status == Status.OK]
+        return runnable[: gate.take(len(runnable))]
 
     async def _execute(
         self, candidate: Candidate, record: TestRecord, gate: Gate

@@ -1,12 +1,22 @@
-"""The search loop: ask the algorithm, run the pipeline, tell the scores, until a budget ends."""
+"""The search loop: ask the algorithm, run the pipeline, tell the scores, until a budget ends.
+
+Several generations are in flight at once so that the system under test and the models stay
+busy: the loop keeps ``depth`` generations asked (``generations_in_flight``), and each time
+the oldest has all its results it is told and one more is asked. The order of asks and tells
+is fixed (ask ``g + depth`` right after telling ``g``), never the order results arrive in, so
+the same seed gives the same archive however long each call takes (docs/architecture.md).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import math
+import os
 import time
+from collections import deque
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -45,6 +55,23 @@ from stellar.termination import (
     TestBudget,
     TimeBudget,
 )
+
+
+@dataclass
+class Asked:
+    """A generation asked and not yet told: its candidates, archived records (a resumed run)
+    and the pipeline's task."""
+
+    generation: int
+    candidates: list[Candidate]
+    done: dict[int, TestRecord] = field(default_factory=dict)
+    task: asyncio.Task[list[TestRecord | None]] | None = None
+
+
+def in_flight(concurrency: int, population: int) -> int:
+    """Generations asked ahead: enough to keep ``concurrency`` tests busy while the slowest
+    test of the oldest generation is still running (1 when a generation fills the slots)."""
+    return max(1, math.ceil(2 * concurrency / max(1, population)))
 
 
 class Run:
@@ -93,6 +120,11 @@ class Run:
         self.budgets = AnyOf([self.stop, *budgets(config)])
         self._executed: list[dict[str, Any]] = []  # candidates that reached the SUT
         self._prepared = False
+        self._asked = 0  # generations asked so far
+        self._depth: int | None = None  # generations in flight, set at the first ask
+        self._exhausted = False  # the search had no new candidate
+        self._vectors_intact = True  # every generation told so far is complete in the archive
+        self._stored_after: dict[int, int] = {}  # generation -> duplicate-filter rows after it
 
     def request_stop(self, reason: StopReason = StopReason.INTERRUPTED, message: str = "") -> None:
         """Stop after the tests in flight (Ctrl-C); everything finished is kept."""
@@ -156,27 +188,11 @@ class Run:
                 on_fatal=self._fatal,
                 on_unused=lambda record: self.summary.count_usage(record.usage),
                 check_response=self.check_response,
+                on_screened=self._screened,
             )
             stop = Stop(StopReason.ERROR, str(StopReason.ERROR))
             try:
-                pending = self._replay()
-                while (found := self.budgets.check(self.progress)) is None:
-                    candidates, done = pending or (self.algorithm.ask(), {})
-                    pending = None
-                    if not candidates:
-                        found = Stop(
-                            StopReason.EXHAUSTED, f"{StopReason.EXHAUSTED} (no new candidates)"
-                        )
-                        break
-                    gate = Gate(self.budgets, self.progress)
-                    records = await pipeline.run_generation(
-                        self.summary.generations, candidates, gate, done
-                    )
-                    self._told(candidates, records)
-                    archive.set_meta(elapsed=time.monotonic() - self.progress.started)
-                    if self.duplicates is not None:
-                        self.duplicates.save_new(self.run_dir / VECTORS_NAME)
-                stop = found
+                stop = await self._search(pipeline, archive)
                 await self._judge_after_search(archive, stop)
             finally:
                 stop = self.stop.stop or stop  # Ctrl-C or a model error wins
@@ -189,29 +205,124 @@ class Run:
                     await self.models.aclose()
         return self.summary
 
-    def _replay(self) -> tuple[list[Candidate], dict[int, TestRecord]] | None:
-        """Re-tell the search every archived generation, in order, and count its tests; the
-        last one is returned (candidates, archived records) for the loop to complete."""
-        if not self.archived:
+    async def _search(self, pipeline: Pipeline, archive: Archive) -> Stop:
+        """Keep ``depth`` generations in flight; tell the oldest when it is complete."""
+        window = self._replay(archive)
+        gate = Gate(self.budgets, self.progress)
+        for asked in window:
+            asked.task = pipeline.start(asked.generation, asked.candidates, gate, asked.done)
+        try:
+            while True:
+                self._fill(window, pipeline, gate)
+                if not window:
+                    break
+                oldest = window.popleft()
+                assert oldest.task is not None
+                records = await oldest.task
+                self._told(oldest.candidates, records)
+                archive.set_meta(elapsed=time.monotonic() - self.progress.started)
+                self._save_vectors(archive, oldest.generation, records)
+                if self.budgets.check(self.progress) is not None:
+                    gate.closed = True  # the generations still in flight run no new test
+        finally:
+            tasks = [asked.task for asked in window if asked.task is not None]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        exhausted = Stop(StopReason.EXHAUSTED, f"{StopReason.EXHAUSTED} (no new candidates)")
+        return self.budgets.check(self.progress) or exhausted
+
+    def _fill(self, window: deque[Asked], pipeline: Pipeline, gate: Gate) -> None:
+        """Ask generations until ``depth`` are in flight, while a budget is left."""
+        while (
+            (self._depth is None or len(window) < self._depth)
+            and self.budgets.check(self.progress) is None
+            and gate.tests_left != 0
+        ):
+            asked = self._ask()
+            if asked is None:
+                return
+            asked.task = pipeline.start(asked.generation, asked.candidates, gate)
+            window.append(asked)
+
+    def _ask(self) -> Asked | None:
+        """The search's next generation; None when it has no new candidate."""
+        if self._exhausted:
             return None
-        last = max(self.archived)
-        saved = self.duplicates is not None and self.duplicates.load(self.run_dir / VECTORS_NAME)
+        candidates = self.algorithm.ask()
+        if not candidates:
+            self._exhausted = True
+            return None
+        if self._depth is None:  # fixed by the first generation, so a resume gets the same
+            depth = self.config.generations_in_flight
+            self._depth = depth or in_flight(self.config.concurrency, len(candidates))
+        self._asked += 1
+        return Asked(self._asked - 1, candidates)
+
+    def _replay(self, archive: Archive) -> deque[Asked]:
+        """Re-tell the search every archived generation, asking and telling in the order the
+        run did, and count its tests; the generations still in flight at the kill are
+        returned with their archived records for the loop to complete."""
+        window: deque[Asked] = deque()
+        if not self.archived:
+            return window
+        through = self._load_vectors(archive)  # generations whose vectors were saved
         inputs: list[str] = []  # to embed again: those with no saved vector
-        for generation in range(last + 1):
-            candidates = self.algorithm.ask()
-            done = self.archived.get(generation, {})
-            check_same_search(generation, candidates, done)
-            for index in sorted(done):
-                self._count(done[index])
-            if not saved or generation == last:
-                inputs += [r.input_text or "" for r in done.values() if r.executed]
-            if generation == last:
-                if self.duplicates is not None:
-                    self.duplicates.add(inputs)
-                self.earlier_cost = self.summary.cost
-                return candidates, done
-            self._told(candidates, [done.get(i) for i in range(len(candidates))])
-        return None
+        while True:
+            while self._depth is None or len(window) < self._depth:
+                asked = self._ask()
+                if asked is None:
+                    break
+                asked.done = self.archived.get(asked.generation, {})
+                check_same_search(asked.generation, asked.candidates, asked.done)
+                window.append(asked)
+            if not window or len(window[0].done) < len(window[0].candidates):
+                break
+            oldest = window.popleft()
+            records = [oldest.done[i] for i in range(len(oldest.candidates))]
+            for record in records:
+                self._count(record)
+            if oldest.generation > through:
+                inputs += [r.input_text or "" for r in records if r.executed]
+            self._told(oldest.candidates, records)
+        for asked in window:
+            for index in sorted(asked.done):
+                self._count(asked.done[index])
+            inputs += [r.input_text or "" for r in asked.done.values() if r.executed]
+        if self.duplicates is not None:
+            self.duplicates.add(inputs)
+        self.earlier_cost = self.summary.cost
+        return window
+
+    def _load_vectors(self, archive: Archive) -> int:
+        """Reload the duplicate filter's saved vectors; the last generation they cover."""
+        saved = archive.meta().get("vectors") or {}
+        path = self.run_dir / VECTORS_NAME
+        if self.duplicates is None or not saved or not path.exists():
+            return -1
+        with path.open("r+b") as fh:  # rows written after the last complete generation
+            os.truncate(
+                fh.fileno(), min(path.stat().st_size, saved["rows"] * 4 * self.duplicates.dim)
+            )
+        return int(saved["generation"]) if self.duplicates.load(path) else -1
+
+    def _screened(self, generation: int) -> None:
+        if self.duplicates is not None:
+            self._stored_after[generation] = len(self.duplicates)
+
+    def _save_vectors(
+        self, archive: Archive, generation: int, records: list[TestRecord | None]
+    ) -> None:
+        """Save the duplicate filter's new vectors while every generation told is complete in
+        the archive (an input screened but never run must not count as seen on resume)."""
+        rows = self._stored_after.pop(generation, None)
+        if self.duplicates is None or not self._vectors_intact or rows is None:
+            return
+        if any(record is None for record in records):
+            self._vectors_intact = False
+            return
+        self.duplicates.save_new(self.run_dir / VECTORS_NAME, upto=rows)
+        archive.set_meta(vectors={"generation": generation, "rows": rows})
 
     def _told(self, candidates: list[Candidate], records: list[TestRecord | None]) -> None:
         self.summary.generations += 1

@@ -9,11 +9,16 @@ exactly the candidates that were asked, and pymoo's duplicate elimination works 
 
 pymoo's own evaluation counter does not advance when evaluation happens outside pymoo, so
 its ``n_evals`` termination would never fire: the run's budget decides when to stop.
+
+Several generations may be asked before the first is told (overlapping generations, see
+``stellar.run``): each ``tell`` takes the oldest batch asked, and offspring are bred from the
+population as it stands when they are asked.
 """
 
 from __future__ import annotations
 
 import random
+from collections import deque
 from collections.abc import Sequence
 from types import SimpleNamespace
 
@@ -150,25 +155,26 @@ class StellarSearch:
             eliminate_duplicates=True,
         )
         self.algorithm.setup(self.problem, termination=("n_gen", 10**9), seed=seed)
-        self._pending: Population | None = None
+        self._pending: deque[Population] = deque()  # asked and not yet told, oldest first
 
     def ask(self) -> list[Candidate]:
-        self._pending = self.algorithm.ask()
-        if self._pending is None or len(self._pending) == 0:
-            self._pending = None  # mating found no new candidate: the space is exhausted
-            return []
-        return [self.space.candidate_from_vector(x) for x in self._pending.get("X")]
+        asked = self.algorithm.ask()
+        if asked is None or len(asked) == 0:
+            return []  # mating found no new candidate: the space is exhausted
+        self._pending.append(asked)
+        return [self.space.candidate_from_vector(x) for x in asked.get("X")]
 
     def tell(
         self, candidates: Sequence[Candidate], scores: Sequence[Sequence[float] | None]
     ) -> None:
-        """Feed back the scored candidates; discarded ones never enter the population."""
-        if self._pending is None:
+        """Feed back the scored candidates of the oldest batch asked; discarded ones never
+        enter the population."""
+        if not self._pending:
             if candidates:
                 raise RuntimeError("tell() without ask()")
             return
         keep = [i for i, s in enumerate(scores) if s is not None]
-        pending, self._pending = self._pending, None
+        pending = self._pending.popleft()
         if not keep:
             return  # nothing to learn; before initialisation the next ask re-samples
         pop = pending[keep]

@@ -20,6 +20,7 @@ is then 1 and ``content_scored`` is false in the details, so only f1 can fail.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -156,7 +157,13 @@ def directness(answer: str, pois: Sequence[Mapping[str, Any]]) -> float:
 
 
 def _mentions(text: str, words: Sequence[str]) -> bool:
-    return any(re.search(rf"\b{re.escape(w)}", text) for w in words)
+    return bool(words) and _word_starts(tuple(words)).search(text) is not None
+
+
+@functools.lru_cache(maxsize=16)
+def _word_starts(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern matching any of ``words`` at the start of a word."""
+    return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + ")")
 
 
 def has_venue_data(response: Response) -> bool:
