@@ -11,8 +11,9 @@ import pytest
 from conftest import JitterySUT
 
 from stellar.archive import ARCHIVE_NAME
+from stellar.pipeline import in_flight
 from stellar.resume import resume_config
-from stellar.run import Run, in_flight
+from stellar.run import Run
 from stellar.rundir import SUMMARY_NAME
 
 ROWS = 'SELECT generation, "index", status, input_text, response_text, scores FROM tests'

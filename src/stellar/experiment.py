@@ -5,12 +5,16 @@ An experiment directory holds ``experiment.yaml`` (what was asked), ``runs/ALGOR
 its summary gives a budget or the search space as the stop reason; anything else
 (no summary, Ctrl-C, SIGTERM, a kill) is resumed from its archive (see :mod:`stellar.resume`),
 so repeating the command finishes an interrupted experiment without redoing any test.
+A t-wise covering array is built once here and handed to every run (``shared_arrays``).
+:mod:`stellar.cluster` runs the same runs as Dask tasks instead of local processes.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import signal
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -26,6 +30,9 @@ from stellar.termination import StopReason
 from stellar.yaml_loading import read_yaml_file
 
 EXPERIMENT_FILE = "experiment.yaml"
+OnDone = Callable[[str, int, dict[str, Any] | None, str | None], None]
+OnProgress = Callable[[str, int, dict[str, Any]], None]  # algorithm, seed, counts
+Job = tuple[str, int, Path]  # algorithm, seed, run directory
 
 
 @dataclass
@@ -80,19 +87,10 @@ def finished(run_dir: Path) -> bool:
     return reason in StopReason._value2member_map_ and StopReason(reason).finished
 
 
-def run_one(plan: Plan, algorithm: str, seed: int, run_dir: str, threads: int) -> dict[str, Any]:
-    """Run (or resume) one algorithm x seed in this (worker) process; returns its summary.
-    SIGTERM and SIGINT stop it after the tests in flight, keeping its archive."""
-    import asyncio
-    from dataclasses import asdict
-
-    import torch
-
-    from stellar.archive import ARCHIVE_NAME
+def run_config(plan: Plan, algorithm: str, seed: int) -> Any:
+    """The configuration of one run of the experiment (a ``RunConfig``)."""
     from stellar.config import load_config
-    from stellar.run import Run
 
-    torch.set_num_threads(threads)
     overrides = {
         **plan.overrides,
         "algorithm.name": algorithm,
@@ -100,11 +98,81 @@ def run_one(plan: Plan, algorithm: str, seed: int, run_dir: str, threads: int) -
         "budget.tests": plan.tests,
         "budget.time": plan.time,
     }
-    config = load_config(plan.config, overrides, plan.settings)
+    return load_config(plan.config, overrides, plan.settings)
+
+
+def shared_arrays(plan: Plan, algorithms: Sequence[str]) -> dict[str, list[tuple[int, ...]]]:
+    """The covering arrays the t-wise runs among ``algorithms`` will ask, built (or read from
+    the cache) once, here: ``{array_key: rows}`` for :func:`stellar.search.twise.prime`."""
+    from stellar.assembly import build_algorithm
+    from stellar.search.twise import TwiseSearch, array_key, covering_array
+
+    arrays = {}
+    for algorithm in dict.fromkeys(algorithms):
+        try:
+            config = run_config(plan, algorithm, plan.seeds[0] if plan.seeds else 0)
+            search = build_algorithm(config, config.feature_space(), config.algorithm.name)
+        except Exception:  # its runs fail and report it, one by one
+            continue
+        if isinstance(search, TwiseSearch):
+            key = array_key(search.space, search.strength)
+            arrays.setdefault(key, covering_array(search.space, search.strength))
+    return arrays
+
+
+class ProgressFeed:
+    """A run's ``on_record`` callback: ``send(counts)`` at most every ``interval`` seconds."""
+
+    def __init__(self, send: Callable[[dict[str, Any]], None], interval: float = 0.5) -> None:
+        self.send, self.interval, self.last = send, interval, 0.0
+
+    def __call__(self, record: Any, summary: Any) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.interval:
+            self.last = now
+            self.send(counts(summary))
+
+
+def counts(summary: Any) -> dict[str, Any]:
+    """What the progress display shows of a run's summary (a ``RunSummary`` or its dict)."""
+    get = summary.get if isinstance(summary, dict) else lambda k: getattr(summary, k)
+    shown = {k: get(k) or 0 for k in ("tests", "failures", "failure_ratio")}
+    return {**shown, "errors": (get("sut_errors") or 0) + (get("judge_errors") or 0)}
+
+
+_progress: Any = None  # a worker process's queue to the parent, for progress
+
+
+def run_one(
+    plan: Plan,
+    algorithm: str,
+    seed: int,
+    run_dir: str,
+    threads: int,
+    arrays: dict[str, list[tuple[int, ...]]] | None = None,
+) -> dict[str, Any]:
+    """Run (or resume) one algorithm x seed in this (worker) process; returns its summary.
+    SIGTERM and SIGINT stop it after the tests in flight, keeping its archive. ``arrays``:
+    covering arrays built by the experiment (see :func:`shared_arrays`)."""
+    import asyncio
+    from dataclasses import asdict
+
+    import torch
+
+    from stellar.archive import ARCHIVE_NAME
+    from stellar.run import Run
+    from stellar.search.twise import prime
+
+    torch.set_num_threads(threads)
+    prime(arrays or {})
+    config = run_config(plan, algorithm, seed)
     resume = (Path(run_dir) / ARCHIVE_NAME).exists()
+    feed = None
+    if _progress is not None:
+        feed = ProgressFeed(lambda seen: _progress.put((algorithm, seed, seen)))
 
     async def execute() -> Any:
-        run = Run(config, run_dir=Path(run_dir), resume=resume)
+        run = Run(config, run_dir=Path(run_dir), on_record=feed, resume=resume)
         loop = asyncio.get_running_loop()
         for signum, reason in ((signal.SIGTERM, StopReason.TERMINATED), (signal.SIGINT, None)):
             reason = reason or StopReason.INTERRUPTED
@@ -117,20 +185,19 @@ def run_one(plan: Plan, algorithm: str, seed: int, run_dir: str, threads: int) -
         _idle_ignores_signals()
 
 
-def _idle_ignores_signals() -> None:
+def _idle_ignores_signals(progress: Any = None) -> None:
     """A worker between runs ignores SIGTERM and SIGINT (its runs handle them), so that a
-    signal to the whole process group never breaks the pool."""
+    signal to the whole process group never breaks the pool; ``progress``: its queue."""
+    global _progress
+    if progress is not None:
+        _progress = progress
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def execute(
-    root: Path,
-    plan: Plan,
-    parallel: int,
-    on_done: Callable[[str, int, dict[str, Any] | None, str | None], None],
-) -> tuple[dict[str, list[Path]], int]:
-    """Run what is missing; returns run directories per algorithm and the number skipped."""
+def pending(root: Path, plan: Plan) -> tuple[dict[str, list[Path]], list[Job], int]:
+    """Run directories per algorithm, the runs still to do (new, or resumed from their
+    archive) and the number already finished."""
     jobs, skipped = [], 0
     runs: dict[str, list[Path]] = {a: [] for a in plan.algorithms}
     for seed in plan.seeds:
@@ -139,24 +206,45 @@ def execute(
             runs[algorithm].append(run_dir)
             if finished(run_dir):
                 skipped += 1
-                continue
-            jobs.append((algorithm, seed, run_dir))  # new, or resumed from its archive
+            else:
+                jobs.append((algorithm, seed, run_dir))
+    return runs, jobs, skipped
+
+
+def execute(
+    root: Path,
+    plan: Plan,
+    parallel: int,
+    on_done: OnDone,
+    on_progress: OnProgress | None = None,
+    arrays: dict[str, list[tuple[int, ...]]] | None = None,
+) -> tuple[dict[str, list[Path]], int]:
+    """Run what is missing; returns run directories per algorithm and the number skipped.
+    ``arrays``: the runs' covering arrays (default: built here, see :func:`shared_arrays`)."""
+    runs, jobs, skipped = pending(root, plan)
     if not jobs:
         return runs, skipped
+    if arrays is None:
+        arrays = shared_arrays(plan, [algorithm for algorithm, _, _ in jobs])
     threads = max(1, (os.cpu_count() or 1) // parallel)
     context = get_context("spawn")
+    progress = context.Queue() if on_progress else None
     with ProcessPoolExecutor(
-        parallel, mp_context=context, initializer=_idle_ignores_signals
+        parallel, mp_context=context, initializer=_idle_ignores_signals, initargs=(progress,)
     ) as pool:
-        pending = {
-            pool.submit(run_one, plan, algorithm, seed, str(run_dir), threads): (algorithm, seed)
+        futures = {
+            pool.submit(run_one, plan, algorithm, seed, str(run_dir), threads, arrays): (
+                algorithm,
+                seed,
+            )
             for algorithm, seed, run_dir in jobs
         }
         stop = _StopOnSigterm(pool)
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        while futures:
+            done, _ = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
+            _drain(progress, on_progress)
             for future in done:
-                algorithm, seed = pending.pop(future)
+                algorithm, seed = futures.pop(future)
                 if future.cancelled():  # never started: SIGTERM came first
                     continue
                 try:
@@ -168,6 +256,16 @@ def execute(
     if stop.terminated:
         raise Terminated("terminated (SIGTERM); run the same command again to resume")
     return runs, skipped
+
+
+def _drain(progress: Any, on_progress: OnProgress | None) -> None:
+    """Hand the progress the workers reported so far to ``on_progress``."""
+    while progress is not None and on_progress is not None:
+        try:
+            algorithm, seed, seen = progress.get_nowait()
+        except queue.Empty:
+            return
+        on_progress(algorithm, seed, seen)
 
 
 class _StopOnSigterm:

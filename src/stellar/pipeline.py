@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -66,6 +67,23 @@ class Gate:
             return True
         ahead = sum(n for g, n in self.unscreened.items() if g < generation)
         return self.tests_left > ahead
+
+
+@dataclass
+class Asked:
+    """A generation asked and not yet told: its candidates, archived records (a resumed run)
+    and the pipeline's task."""
+
+    generation: int
+    candidates: list[Candidate]
+    done: dict[int, TestRecord] = field(default_factory=dict)
+    task: asyncio.Task[list[TestRecord | None]] | None = None
+
+
+def in_flight(concurrency: int, population: int) -> int:
+    """Generations asked ahead: enough to keep ``concurrency`` tests busy while the slowest
+    test of the oldest generation is still running (1 when a generation fills the slots)."""
+    return max(1, math.ceil(2 * concurrency / max(1, population)))
 
 
 @dataclass

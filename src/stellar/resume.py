@@ -1,12 +1,13 @@
 """Continuing a run that was killed or interrupted (``stellar run --resume RUN_DIR``).
 
 A run's state is its archive. Resuming builds the same components from the run's own
-``config.yaml``, then re-tells the search every archived generation in order: the search
-asks again with the same seed, so it asks the same candidates, and is told the archived
-scores instead of running them again. The duplicate filter is refilled with the archived
-inputs and the budgets count the archived tests, time and cost. The last archived generation
-is completed by running only its candidates that have no record (those in flight at the
-kill); the run then goes on to its budget, so nothing is lost and nothing is run twice.
+``config.yaml``, then re-tells the search every complete archived generation, asking and
+telling in the order the run did (``stellar.run``): the search asks again with the same
+seed, so it asks the same candidates, and is told the archived scores instead of running
+them again. The duplicate filter is refilled from its saved vectors or the archived inputs
+and the budgets count the archived tests, time and cost. The generations that were in flight
+at the kill are completed by running only their candidates that have no record; the run
+then goes on to its budget, so nothing is lost and nothing is run twice.
 """
 
 from __future__ import annotations

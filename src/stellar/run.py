@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import math
 import os
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from stellar.config import RunConfig, model_names
 from stellar.errors import ModelAccessError, StellarError
 from stellar.features import Candidate
 from stellar.locks import DirectoryLock
-from stellar.pipeline import Gate, Pipeline
+from stellar.pipeline import Asked, Gate, Pipeline, in_flight
 from stellar.post_search import judge_archive, update_summary
 from stellar.records import Status, TestRecord
 from stellar.resume import archived_generations, check_same_search
@@ -55,23 +54,6 @@ from stellar.termination import (
     TestBudget,
     TimeBudget,
 )
-
-
-@dataclass
-class Asked:
-    """A generation asked and not yet told: its candidates, archived records (a resumed run)
-    and the pipeline's task."""
-
-    generation: int
-    candidates: list[Candidate]
-    done: dict[int, TestRecord] = field(default_factory=dict)
-    task: asyncio.Task[list[TestRecord | None]] | None = None
-
-
-def in_flight(concurrency: int, population: int) -> int:
-    """Generations asked ahead: enough to keep ``concurrency`` tests busy while the slowest
-    test of the oldest generation is still running (1 when a generation fills the slots)."""
-    return max(1, math.ceil(2 * concurrency / max(1, population)))
 
 
 class Run:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 from rich.markup import escape
 
@@ -17,10 +19,10 @@ from stellar.cli.options import (
     settings,
     system_overrides,
 )
-from stellar.cli.output import console, shown, stdout
+from stellar.cli.output import console, progress_bar, shown, status, stdout
 from stellar.config import folder_problem, load_config
 from stellar.errors import StellarError
-from stellar.experiment import Plan
+from stellar.experiment import Plan, counts
 from stellar.junit import junit_for_runs
 from stellar.locks import DirectoryLock
 from stellar.rundir import read_summary
@@ -38,8 +40,14 @@ Each run goes to DIR/runs/ALGORITHM-sSEED; tables (CSV) and plots (PNG, SVG) to 
 Running the same command again skips finished runs, so an interrupted experiment resumes.
 Options of one algorithm go in its own section: --set algorithm.stellar.mutation=0.1
 
+Runs go to local worker processes (--parallel), or with --cluster to a Dask cluster, one task
+per run: --cluster tcp://HOST:8786 (a running `dask scheduler`) or --cluster local:N. Workers
+need STELLAR installed, no shared disk; a run whose worker dies resumes on another from its
+last checkpoint (docs/cluster.md).
+
 example:
   stellar compare --algorithms stellar,random,twise --seeds 10 --tests 300
+  stellar compare --seeds 10 --tests 300 --cluster tcp://10.0.0.5:8786
 """
 
 
@@ -65,6 +73,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     compare.add_argument(
         "--parallel", type=int, default=2, help="runs at the same time (default 2)"
     )
+    compare.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run every run as a task on a Dask cluster: tcp://HOST:8786 (a `dask scheduler`) "
+        "or local:N (N local worker processes); --parallel is then unused (docs/cluster.md)",
+    )
     add_system_flags(compare)
     compare.add_argument(
         "--embedder", default="minilm", help="embedder for diversity: minilm (default) or hashing"
@@ -79,7 +93,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from stellar.assembly import build_algorithm
+    from stellar.cluster import connect, parse_cluster
 
+    cluster = parse_cluster(args.cluster) if args.cluster is not None else None
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     if not algorithms or args.seeds < 1 or args.parallel < 1:
         raise StellarError("compare needs at least one algorithm, one seed and --parallel >= 1")
@@ -111,26 +127,34 @@ def cmd_compare(args: argparse.Namespace) -> int:
     root = args.dir or Path("experiments") / config.name
     if problem := folder_problem(root):
         raise StellarError(f"--out {root}: {problem}")
-    root.mkdir(parents=True, exist_ok=True)
-    with DirectoryLock(root, "compare"):  # one compare per experiment directory
-        return run_experiment(args, root, plan, config.name)
+    with connect(cluster) if cluster is not None else nullcontext() as client:
+        root.mkdir(parents=True, exist_ok=True)
+        with DirectoryLock(root, "compare"):  # one compare per experiment directory
+            return run_experiment(args, root, plan, config.name, client)
 
 
-def run_experiment(args: argparse.Namespace, root: Path, plan: Plan, name: str) -> int:
+def run_experiment(
+    args: argparse.Namespace, root: Path, plan: Plan, name: str, client: Any = None
+) -> int:
     """Run what the experiment still misses, then its statistics, report and CI gate."""
+    from stellar import cluster
     from stellar.analysis.html_report import write_report
     from stellar.analysis.report import experiment_report
-    from stellar.experiment import execute, finished, prepare
+    from stellar.experiment import execute, finished, pending, prepare, shared_arrays
 
     prepare(root, plan)
     algorithms = plan.algorithms
     total = len(algorithms) * args.seeds
+    where = f"{args.parallel} in parallel" if client is None else f"on {shown(args.cluster)}"
     console.print(
         f"[bold]stellar compare[/] {name}: {', '.join(algorithms)} x {args.seeds} seeds, "
-        f"{plan.tests} tests each, {args.parallel} in parallel, in {escape(str(root))}"
+        f"{plan.tests} tests each, {where}, in {escape(str(root))}"
     )
+    board = RunBoard(plan.tests)
 
     def done(algorithm: str, seed: int, summary: dict | None, error: str | None) -> None:
+        if summary:
+            board.update(algorithm, seed, counts(summary))
         if error:
             console.print(f"[red]{shown(algorithm)} seed {seed} failed:[/] {shown(error)}")
         else:
@@ -142,7 +166,14 @@ def run_experiment(args: argparse.Namespace, root: Path, plan: Plan, name: str) 
             )
 
     try:
-        runs, skipped = execute(root, plan, args.parallel, done)
+        _, jobs, _ = pending(root, plan)
+        with status(False, "building covering arrays"):  # once, for every t-wise run
+            arrays = shared_arrays(plan, [algorithm for algorithm, _, _ in jobs])
+        with board.progress:
+            if client is None:
+                runs, skipped = execute(root, plan, args.parallel, done, board.update, arrays)
+            else:
+                runs, skipped = cluster.execute(root, plan, client, done, board.update, arrays)
     except KeyboardInterrupt:
         console.print("[yellow]Interrupted.[/] Run the same command again to resume.")
         return 130
@@ -175,3 +206,26 @@ def run_experiment(args: argparse.Namespace, root: Path, plan: Plan, name: str) 
     failures = sum(s.get("failures", 0) for s in summaries)
     verdicts = sum(s.get("verdicts", 0) for s in summaries)
     return gate_exit(args, failures, verdicts, strict=False)
+
+
+class RunBoard:
+    """One progress bar per run (tests done, failures, errors), live on a terminal."""
+
+    def __init__(self, tests: int | None) -> None:
+        self.progress = progress_bar(quiet=not console.is_terminal)
+        self.tests, self.tasks = tests, {}
+
+    def update(self, algorithm: str, seed: int, seen: dict[str, Any]) -> None:
+        task = self.tasks.get((algorithm, seed))
+        if task is None:
+            task = self.progress.add_task(
+                f"{shown(algorithm)} seed {seed}", total=self.tests, failures=0, ratio=0.0, errors=0
+            )
+            self.tasks[algorithm, seed] = task
+        self.progress.update(
+            task,
+            completed=seen["tests"],
+            failures=seen["failures"],
+            ratio=seen["failure_ratio"],
+            errors=seen["errors"],
+        )

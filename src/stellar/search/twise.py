@@ -51,10 +51,32 @@ def cache_dir() -> Path:
     return cache_root() / "covering-arrays"
 
 
+# arrays handed to this process by an experiment, by cache key (see ``prime``)
+_PRIMED: dict[str, list[tuple[int, ...]]] = {}
+
+
+def array_key(space: FeatureSpace, strength: int) -> str:
+    """The name of the covering array of ``space`` at ``strength`` (its cache key)."""
+    return _cache_key(space, strength)
+
+
+def prime(arrays: Mapping[str, Sequence[Sequence[int]]]) -> None:
+    """Hand this process covering arrays built elsewhere (``{array_key: rows}``): a run asks
+    them instead of building or reading its own. Rows that do not fit the space are ignored."""
+    for key, rows in arrays.items():
+        _PRIMED[key] = [tuple(row) for row in rows]
+
+
 def covering_array(space: FeatureSpace, strength: int) -> list[tuple[int, ...]]:
-    """Rows of value indices covering every t-tuple of the unconstrained space (cached)."""
-    path = cache_dir() / f"{_cache_key(space, strength)}.json"
-    rows = _read_cache(path, [len(f.values) for f in space.features])
+    """Rows of value indices covering every t-tuple of the unconstrained space (primed, else
+    cached, else built); a fresh list each call."""
+    key = _cache_key(space, strength)
+    sizes = [len(f.values) for f in space.features]
+    primed = _PRIMED.get(key)
+    if primed is not None and _fits(primed, sizes):
+        return list(primed)
+    path = cache_dir() / f"{key}.json"
+    rows = _read_cache(path, sizes)
     if rows is None:
         names = space.names
         params = {f.name: list(range(len(f.values))) for f in space.features}
@@ -76,12 +98,16 @@ def _read_cache(path: Path, sizes: list[int]) -> list[tuple[int, ...]] | None:
         rows = [tuple(row) for row in json.loads(path.read_text(encoding="utf-8"))["rows"]]
     except (OSError, ValueError, TypeError, KeyError):
         return None
-    valid = all(
+    return rows if _fits(rows, sizes) else None
+
+
+def _fits(rows: Sequence[Sequence[int]], sizes: list[int]) -> bool:
+    """Whether ``rows`` is a non-empty array of value indices of a space with ``sizes``."""
+    return bool(rows) and all(
         len(row) == len(sizes)
         and all(type(i) is int and 0 <= i < n for i, n in zip(row, sizes, strict=True))
         for row in rows
     )
-    return rows if rows and valid else None
 
 
 def _write_cache(path: Path, rows: list[tuple[int, ...]]) -> None:
