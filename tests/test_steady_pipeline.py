@@ -87,7 +87,24 @@ def test_a_kill_with_several_generations_in_flight_resumes_to_the_same_archive(
     (killed / SUMMARY_NAME).unlink()
     with sqlite3.connect(killed / ARCHIVE_NAME) as db:  # records of 3 generations lost
         last = db.execute("SELECT MAX(generation) FROM tests").fetchone()[0]
-        db.execute("DELETE FROM tests WHERE generation >= ? AND \"index\" % 2 = 0", (last - 3,))
+        db.execute('DELETE FROM tests WHERE generation >= ? AND "index" % 2 = 0', (last - 3,))
     resumed = run(resume_config(killed), run_dir=killed, resume=True)
     assert resumed.tests == 90
     assert rows(killed) == rows(whole.run_dir)
+
+
+def test_endpoints_get_the_run_concurrency_unless_they_set_their_own(toy_config):
+    from stellar.assembly import run_endpoints
+
+    model = "openai-compatible:m@http://127.0.0.1:9/v1"
+    config = toy_config(**{"sut": {"type": "chat", "model": model}, "concurrency": 48})
+    assert run_endpoints(config).endpoints["http://127.0.0.1:9/v1"].concurrency == 48
+    config = toy_config(
+        **{
+            "sut": {"type": "chat", "model": model},
+            "concurrency": 48,
+            "llm.endpoints": {"openai-compatible": {"concurrency": 4}},
+        }
+    )
+    [settings] = run_endpoints(config).endpoints.values()
+    assert settings.concurrency == 4

@@ -8,12 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from stellar.config import MODEL_OPTIONS, Component, RunConfig
+from stellar.config import MODEL_OPTIONS, Component, RunConfig, model_names
 from stellar.errors import StellarError, plugin_fault
 from stellar.features import FeatureSpace
 from stellar.fitness import Fitness, Oracle, ThresholdOracle, as_fitness
 from stellar.generators import Generator, as_generator
 from stellar.llm.client import Models
+from stellar.llm.models import EndpointSettings, LLMSettings, parse_model
 from stellar.plugin_check import check_algorithm
 from stellar.records import Response
 from stellar.registry import Plugin, accepts, resolve
@@ -42,7 +43,7 @@ class Components:
 def build_components(cfg: RunConfig, check_keys: bool = True) -> Components:
     """Build every component; ``check_keys=False`` (dry runs) needs no API keys."""
     space = cfg.feature_space()
-    models = Models(cfg.llm, check_keys=check_keys)
+    models = Models(run_endpoints(cfg), check_keys=check_keys)
     return Components(
         space,
         build_algorithm(cfg, space, cfg.algorithm.name),
@@ -54,6 +55,25 @@ def build_components(cfg: RunConfig, check_keys: bool = True) -> Components:
         build_duplicates(cfg),
         ResponseSchema(cfg.response_schema).problem if cfg.response_schema else None,
     )
+
+
+def run_endpoints(cfg: RunConfig) -> LLMSettings:
+    """The model settings with every endpoint the run calls allowed the run's concurrency,
+    unless the endpoint sets its own ``concurrency``."""
+    endpoints = dict(cfg.llm.endpoints)
+    for where, name in model_names(cfg):
+        spec = parse_model(name, where)
+        if spec.provider == "local":
+            continue
+        key = next(
+            (k for k in (spec.base_url, spec.provider) if k and k in endpoints),
+            spec.base_url or spec.provider,
+        )
+        endpoints.setdefault(key, EndpointSettings())
+    for key, settings in endpoints.items():
+        if "concurrency" not in settings.model_fields_set:
+            endpoints[key] = settings.model_copy(update={"concurrency": cfg.concurrency})
+    return cfg.llm.model_copy(update={"endpoints": endpoints})
 
 
 def build_algorithm(cfg: RunConfig, space: FeatureSpace, name: str) -> Algorithm:

@@ -43,7 +43,9 @@ class EndpointSettings(BaseModel):
     base_url: str | None = Field(None, description="API base URL (Azure: the resource endpoint)")
     api_key_env: str | None = Field(None, description="environment variable holding the key")
     api_version: str | None = Field(None, description="Azure OpenAI API version")
-    concurrency: int = Field(8, ge=1, description="requests in flight at once")
+    concurrency: int = Field(
+        8, ge=1, description="requests in flight at once (in a run, default: the run's concurrency)"
+    )
     rpm: int | None = Field(None, ge=1, description="requests per minute")
     tpm: int | None = Field(None, ge=1, description="tokens per minute (estimated before a call)")
     timeout: float = Field(60.0, gt=0, description="seconds per request")
