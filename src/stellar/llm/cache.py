@@ -116,9 +116,12 @@ def cached_answer(
     messages: list[dict[str, str]],
     params: dict[str, Any],
 ) -> tuple[str, Completion | None]:
-    """The request's cache key, and its cached answer (booked as a cached call) if any."""
+    """The request's cache key, and its cached answer (booked as a cached call) if any
+    (without a cache: no key, no answer)."""
+    if cache is None:
+        return "", None
     key = request_key(model, messages, params)
-    hit = cache.get(key) if cache is not None else None
+    hit = cache.get(key)
     if hit is not None:
         record_call(
             role, calls=1, cached=1, input_tokens=hit.input_tokens, output_tokens=hit.output_tokens

@@ -1,8 +1,11 @@
 """Model clients through the ``openai`` SDK: limits, retries, cache and usage in one place.
 
 One :class:`Models` registry per run hands out a :class:`ModelClient` per (model, role).
-Clients of the same endpoint share one SDK client, one concurrency limit and one
-requests/tokens-per-minute limiter (``aiolimiter``). The SDK's own retries are off: this
+Clients of the same endpoint share its SDK clients, one concurrency limit and one
+requests/tokens-per-minute limiter (``aiolimiter``). Requests go through the SDK's ``post``
+with a plain JSON body and come back as plain JSON: the typed parameter transform and the
+pydantic reply objects of ``chat.completions.create`` cost more CPU than the HTTP exchange
+(see :class:`EndpointClient` for the connection pools). The SDK's own retries are off: this
 module retries 408, 409, 429, 5xx, timeouts and connection errors with exponential backoff
 and full jitter, waiting what a ``Retry-After`` header asks for, so that every retry is
 counted in the usage of the test that made it. An error that rejects the requested
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import logging
 import random
 import sqlite3
@@ -23,11 +27,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import openai
-from aiolimiter import AsyncLimiter
 
 from stellar.errors import ModelAccessError, ModelError, StellarError
 from stellar.llm.base import Completion, Message, messages_tokens
 from stellar.llm.cache import ResponseCache, cached_answer, call_params, default_cache_path
+from stellar.llm.endpoint import EndpointClient
 from stellar.llm.models import (
     Endpoint,
     EndpointSettings,
@@ -45,6 +49,7 @@ MAX_RETRY_AFTER = 600.0  # seconds; a longer Retry-After is capped
 RETRY_STATUS = (408, 409, 429)
 HOSTED = ("openai", "azure")
 REASONING_MODELS = ("o1", "o3", "o4", "gpt-5")  # reject temperature
+CHAT_PATH = "/chat/completions"
 
 
 @dataclass
@@ -55,56 +60,6 @@ class Spend:
 
 
 _jitter = random.Random()  # timing only: never affects what a run generates
-
-
-class EndpointClient:
-    """The SDK client and the limits of one endpoint."""
-
-    def __init__(self, endpoint: Endpoint) -> None:
-        self.endpoint = endpoint
-        self.url = endpoint.base_url or "https://api.openai.com/v1"
-        s = endpoint.settings
-        self.slots = asyncio.Semaphore(s.concurrency)
-        self.rpm = AsyncLimiter(s.rpm, 60) if s.rpm else None
-        self.tpm = AsyncLimiter(s.tpm, 60) if s.tpm else None
-        self.structured = StructuredLevel.JSON_SCHEMA  # lowered as the server rejects levels
-        self._sdk: openai.AsyncOpenAI | None = None
-
-    def step_down(self, rejected: StructuredLevel, problem: str) -> None:
-        """Ask one level below ``rejected`` from now on; logged once per step."""
-        lower = StructuredLevel(rejected - 1)
-        if lower < self.structured:  # concurrent requests may report the same rejection
-            self.structured = lower
-            log.warning(
-                "%s rejects response_format %s (%s); using %s from now on",
-                self.url,
-                rejected.label,
-                problem,
-                lower.label,
-            )
-
-    @property
-    def sdk(self) -> openai.AsyncOpenAI:
-        if self._sdk is None:
-            e, s = self.endpoint, self.endpoint.settings
-            common: dict[str, Any] = {"api_key": e.api_key, "timeout": s.timeout, "max_retries": 0}
-            if e.provider == "azure":
-                self._sdk = openai.AsyncAzureOpenAI(
-                    azure_endpoint=e.base_url, api_version=e.api_version, **common
-                )
-            else:
-                self._sdk = openai.AsyncOpenAI(base_url=e.base_url, **common)
-        return self._sdk
-
-    async def acquire(self, tokens: int) -> None:
-        if self.rpm is not None:
-            await self.rpm.acquire()
-        if self.tpm is not None:
-            await self.tpm.acquire(min(tokens, self.tpm.max_rate))
-
-    async def aclose(self) -> None:
-        if self._sdk is not None:
-            await self._sdk.close()
 
 
 class ModelClient:
@@ -167,18 +122,21 @@ class ModelClient:
         self, messages: list[Message], params: dict[str, Any], attempts: list[int]
     ) -> Completion:
         endpoint = self.endpoint
-        estimate = messages_tokens(messages) + int(params.get("max_tokens") or 256)
+        estimate = 0
+        if endpoint.tpm is not None:
+            estimate = messages_tokens(messages) + int(params.get("max_tokens") or 256)
         schema = params.get("json_schema")
         while True:
             level = endpoint.structured if schema is not None else StructuredLevel.PROMPT
+            body = {
+                "model": self.spec.model,
+                "messages": prompt_messages(level, messages, schema),
+                **self._arguments(params, level),
+            }
             try:
-                async with endpoint.slots:
+                async with endpoint.slot() as sdk:
                     await endpoint.acquire(estimate)
-                    reply = await endpoint.sdk.chat.completions.create(
-                        model=self.spec.model,
-                        messages=prompt_messages(level, messages, schema),
-                        **self._arguments(params, level),
-                    )
+                    reply = await sdk.post(CHAT_PATH, body=body, cast_to=object)
                 return self._completion(reply, messages, level is StructuredLevel.JSON_SCHEMA)
             except (openai.APIStatusError, openai.APIConnectionError) as exc:
                 secret = endpoint.endpoint.api_key
@@ -214,11 +172,16 @@ class ModelClient:
             raise ModelAccessError(f"{self.name}: {_message(exc)} (HTTP 429)")
         if status is not None and status not in RETRY_STATUS and status < 500:
             raise ModelError(f"{self.name}: HTTP {status}: {_message(exc)}")
-        refused_here = type(exc) is openai.APIConnectionError and _on_this_machine(endpoint.url)
+        unreachable = _unreachable(exc)  # down or wrong URL, not slow
+        refused_here = unreachable and _on_this_machine(endpoint.url)
         if retries >= settings.max_retries or (refused_here and retries >= 1):
+            if unreachable:
+                reason = exc if type(exc) is openai.APIConnectionError else "connection refused"
+                raise ModelAccessError(
+                    f"{self.name}: cannot connect ({reason}); is the server at {endpoint.url} "
+                    "running?"
+                )
             failure = f"{self.name}: {_failure(exc, settings.timeout)}"
-            if type(exc) is openai.APIConnectionError:  # down or wrong URL, not slow
-                raise ModelAccessError(f"{failure}; is the server at {endpoint.url} running?")
             raise ModelError(f"{failure} (gave up after {retries} retries)")
         return retry_delay(exc, retries, settings)
 
@@ -233,14 +196,20 @@ class ModelClient:
         return args
 
     def _completion(self, reply: Any, messages: list[Message], structured: bool) -> Completion:
-        if not getattr(reply, "choices", None):
+        """The answer in a chat completion's JSON (``reply``)."""
+        choices = reply.get("choices") if isinstance(reply, dict) else None
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        if not isinstance(choice, dict):
             raise ModelError(f"{self.name}: the reply is not a chat completion: {str(reply)[:80]}")
-        choice = reply.choices[0]
-        text = choice.message.content or getattr(choice.message, "refusal", None) or ""
-        usage = reply.usage
-        tokens_in = (usage and usage.prompt_tokens) or messages_tokens(messages)
-        tokens_out = (usage and usage.completion_tokens) or messages_tokens([{"content": text}])
-        return Completion(text, tokens_in, tokens_out, False, choice.finish_reason, structured)
+        message = choice.get("message") or {}
+        text = message.get("content") or message.get("refusal") or ""
+        text = text if isinstance(text, str) else json.dumps(text)
+        usage = reply.get("usage") or {}
+        tokens_in = usage.get("prompt_tokens") or messages_tokens(messages)
+        tokens_out = usage.get("completion_tokens") or messages_tokens([{"content": text}])
+        return Completion(
+            text, tokens_in, tokens_out, False, choice.get("finish_reason"), structured
+        )
 
 
 def retry_delay(exc: Exception, attempt: int, settings: EndpointSettings) -> float:
@@ -293,6 +262,19 @@ def _message(exc: Exception, limit: int | None = 200) -> str:
     return text[:limit]
 
 
+def _unreachable(exc: Exception) -> bool:
+    """A connection that failed outright, not a slow answer; the SDK's aiohttp client reports a
+    refused connection as a timeout, so its causes are searched for the refusal."""
+    if type(exc) is openai.APIConnectionError:
+        return True
+    cause = exc.__cause__ or exc.__context__
+    for _ in range(8):  # a short chain: SDK error, httpx error, transport error, OS error
+        if cause is None or isinstance(cause, ConnectionRefusedError):
+            break
+        cause = cause.__cause__ or cause.__context__
+    return isinstance(cause, ConnectionRefusedError)
+
+
 def _on_this_machine(url: str) -> bool:
     """A server on this machine that refuses connections is not running: no use waiting."""
     host = urlsplit(url).hostname or ""
@@ -302,8 +284,6 @@ def _on_this_machine(url: str) -> bool:
 def _failure(exc: Exception, timeout: float) -> str:
     if isinstance(exc, openai.APITimeoutError):
         return f"timed out after {timeout:g} s"
-    if isinstance(exc, openai.APIConnectionError):
-        return f"cannot connect ({exc})"
     status = getattr(exc, "status_code", "?")
     if status == 429:
         return "rate limited (HTTP 429)"

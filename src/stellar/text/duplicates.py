@@ -1,21 +1,25 @@
 """Near-duplicate filtering of generated test inputs by embedding cosine similarity.
 
 :class:`DuplicateFilter` remembers the embedding of every input accepted during a run in
-one contiguous float32 matrix, so checking a new input against the whole archive is a
-single matrix-vector product.
+one contiguous float32 matrix, in check order. While it holds fewer than ``index_from``
+vectors a check scans them all (one matrix product per batch); from then on an HNSW graph
+(:class:`~stellar.text.vector_index.GraphIndex`) proposes the ``candidates`` nearest stored
+vectors and the verdict is taken on their exact similarities, so a check costs about the
+same at 1,000,000 stored inputs as at 20,000. ``bench/embeddings.py`` measures both and
+how often their verdicts agree.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from stellar.text.embeddings import Embedder
+from stellar.text.vector_index import GraphIndex
 
-__all__ = ["EMPTY_SIMILARITY", "DuplicateFilter"]
+__all__ = ["CANDIDATES", "EMPTY_SIMILARITY", "INDEX_FROM", "DuplicateFilter"]
 
 #: Similarity reported when there is no earlier input to compare with.
 EMPTY_SIMILARITY = 0.0
@@ -24,30 +28,57 @@ EMPTY_SIMILARITY = 0.0
 # to about ``len(archive) * _CHUNK * 4`` bytes.
 _CHUNK = 64
 
+#: Stored vectors from which checks use the graph index rather than a full scan: below it
+#: the scan is the cheaper (bench/embeddings.py).
+INDEX_FROM = 20_000
+
+#: Nearest stored vectors the graph index proposes per check; the verdict is taken on their
+#: exact similarities.
+CANDIDATES = 16
+
 
 class DuplicateFilter:
     """Flags inputs whose cosine similarity to an earlier accepted input is >= ``threshold``.
 
     * A text is a duplicate iff its maximum cosine similarity to any stored input is at
-      or above ``threshold`` (inclusive). Similarities are computed in float32 and
-      compared with the threshold rounded to float32, so a stored value equal to the
-      threshold counts as a duplicate.
+      or above ``threshold`` (inclusive). The most similar stored input is found in
+      float32; its similarity is then computed in float64, rounded to float32 and compared
+      with the threshold rounded to float32, so a value equal to the threshold counts as a
+      duplicate, whichever way the input was found.
     * Non-duplicates are stored; duplicates are **not**, so the memory holds exactly the
       accepted inputs (and anything preloaded with :meth:`add`).
     * With nothing stored, a check reports ``(False, EMPTY_SIMILARITY)``, i.e. similarity
       0.0 ("orthogonal to everything").
+    * From ``index_from`` stored vectors on (None: never), the similarity is the maximum
+      over the ``candidates`` stored vectors a graph index finds nearest, which misses the
+      true maximum only where the index misses the nearest neighbour. Items of one batch
+      are always compared with each other exactly. The index is built on one thread from
+      the rows in order, so the same vectors in the same order give the same verdicts.
 
     Vectors passed to the ``*_vectors`` methods must be L2-normalised, as produced by an
     :class:`~stellar.text.embeddings.Embedder`. Not thread-safe.
     """
 
     def __init__(
-        self, embedder: Embedder, threshold: float = 0.8, initial_capacity: int = 1024
+        self,
+        embedder: Embedder,
+        threshold: float = 0.8,
+        initial_capacity: int = 1024,
+        *,
+        index_from: int | None = INDEX_FROM,
+        candidates: int = CANDIDATES,
     ) -> None:
         if not 0.0 < threshold <= 1.0:  # also rejects NaN
             raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
         if initial_capacity < 1:
             raise ValueError(f"initial_capacity must be >= 1, got {initial_capacity}")
+        if index_from is not None and index_from < 1:
+            raise ValueError(f"index_from must be >= 1 or None, got {index_from}")
+        if candidates < 1:
+            raise ValueError(f"candidates must be >= 1, got {candidates}")
+        self.index_from = index_from
+        self.candidates = candidates
+        self._index: GraphIndex | None = None
         self.embedder = embedder
         self.threshold = float(threshold)
         self.dim = int(embedder.dim)
@@ -74,6 +105,16 @@ class DuplicateFilter:
         view = self._matrix[: self._size]
         view.flags.writeable = False
         return view
+
+    @property
+    def indexed(self) -> bool:
+        """Whether checks use the graph index (``index_from`` vectors are stored)."""
+        return self._index is not None
+
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes held: the float32 matrix as allocated plus the graph index, if any."""
+        return self._matrix.nbytes + (self._index.memory_bytes if self._index else 0)
 
     # ---------------------------------------------------------------- text API
 
@@ -102,15 +143,23 @@ class DuplicateFilter:
         """Like :meth:`check_batch`, for precomputed unit vectors of shape ``(k, dim)``."""
         batch = self._as_batch(vectors)
         prior = self._size
-        best_prior = self._max_similarity(self._matrix[:prior], batch)
+        best_prior, rows_prior = self._best_stored(batch)
         results: list[tuple[bool, float]] = []
-        for vector, best in zip(batch, best_prior, strict=True):
+        for vector, best, row in zip(batch, best_prior, rows_prior, strict=True):
             if self._size > prior:  # items of this batch accepted so far
-                best = max(best, np.max(self._matrix[prior : self._size] @ vector))
-            duplicate = bool(best >= self._threshold32)
+                similarities = self._matrix[prior : self._size] @ vector
+                if similarities[own := int(np.argmax(similarities))] > best:
+                    row = prior + own
+            if row < 0:
+                results.append((False, EMPTY_SIMILARITY))
+                self._append(vector[np.newaxis])
+                continue
+            similarity = self._similarity(int(row), vector)
+            duplicate = bool(similarity >= self._threshold32)
             if not duplicate:
                 self._append(vector[np.newaxis])
-            results.append((duplicate, float(best) if math.isfinite(best) else EMPTY_SIMILARITY))
+            results.append((duplicate, float(similarity)))
+        self._update_index()
         return results
 
     def check_vector(self, vector: np.ndarray) -> tuple[bool, float]:
@@ -120,16 +169,23 @@ class DuplicateFilter:
     def add_vectors(self, vectors: np.ndarray) -> None:
         """Store precomputed unit vectors of shape ``(k, dim)`` without checking them."""
         self._append(self._as_batch(vectors))
+        self._update_index()
 
     # ---------------------------------------------------------------- persistence
 
-    def save_new(self, path: Path) -> None:
-        """Append the vectors stored since the last call to ``path`` (raw float32 rows), so
-        that a resumed run reloads them instead of embedding every input again."""
-        if self._size > self._saved:
+    def save_new(self, path: Path, upto: int | None = None) -> None:
+        """Append stored rows ``[rows already saved, upto)`` to ``path`` (raw float32 rows;
+        ``upto`` None: every stored row), so that a resumed run reloads them instead of
+        embedding every input again. Rows are in check order, so ``upto`` = the count
+        after a generation's check saves exactly the inputs of that generation and before.
+        """
+        end = self._size if upto is None else upto
+        if not 0 <= end <= self._size:
+            raise ValueError(f"upto must be in [0, {self._size}], got {upto}")
+        if end > self._saved:
             with Path(path).open("ab") as fh:
-                fh.write(self._matrix[self._saved : self._size].tobytes())
-        self._saved = self._size
+                fh.write(self._matrix[self._saved : end].tobytes())
+            self._saved = end
 
     def load(self, path: Path) -> bool:
         """Store the vectors saved in ``path``; False (nothing loaded) when it is missing or
@@ -149,22 +205,53 @@ class DuplicateFilter:
 
     def _as_batch(self, vectors: np.ndarray) -> np.ndarray:
         """Validate ``vectors`` as a float32 ``(k, dim)`` array (a 1-D vector gives k=1)."""
-        batch = np.asarray(vectors, dtype=np.float32)
+        batch = np.ascontiguousarray(vectors, dtype=np.float32)
         if batch.ndim == 1:
             batch = batch[np.newaxis]
         if batch.ndim != 2 or batch.shape[1] != self.dim:
             raise ValueError(f"expected vectors of shape (k, {self.dim}), got {batch.shape}")
         return batch
 
+    def _best_stored(self, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per batch row, the max float32 similarity to a stored vector and that vector's row
+        (-inf and -1 if none): by a scan, or among the graph index's candidates."""
+        if self._index is None:
+            return self._max_similarity(self._matrix[: self._size], batch)
+        keys = self._index.nearest(batch, self.candidates)
+        found = self._matrix[np.maximum(keys, 0)]  # (batch, candidates, dim)
+        similarities = np.matmul(found, batch[:, :, np.newaxis])[:, :, 0]
+        similarities[keys < 0] = -np.inf
+        pick = np.argmax(similarities, axis=1)
+        best = similarities[np.arange(len(batch)), pick]
+        return best, np.where(np.isfinite(best), keys[np.arange(len(batch)), pick], -1)
+
+    def _similarity(self, row: int, vector: np.ndarray) -> np.float32:
+        """Similarity of stored ``row`` and ``vector``, computed in float64 and rounded to
+        float32, so that it does not depend on how the row was found."""
+        return np.float32(np.dot(self._matrix[row].astype(np.float64), vector.astype(np.float64)))
+
+    def _update_index(self) -> None:
+        """Index the rows stored since the last call, once ``index_from`` rows are stored."""
+        if self._index is None:
+            if self.index_from is None or self._size < self.index_from:
+                return
+            self._index = GraphIndex(self.dim)
+        self._index.follow(self._matrix[: self._size])
+
     @staticmethod
-    def _max_similarity(archive: np.ndarray, batch: np.ndarray) -> np.ndarray:
-        """Per batch row, the max dot product with any archive row (-inf if none)."""
+    def _max_similarity(archive: np.ndarray, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per batch row, the max dot product with an archive row and that row's number
+        (-inf and -1 if the archive is empty)."""
         best = np.full(len(batch), -np.inf, dtype=np.float32)
+        rows = np.full(len(batch), -1, dtype=np.int64)
         if len(archive):
             for start in range(0, len(batch), _CHUNK):
                 chunk = batch[start : start + _CHUNK]
-                best[start : start + len(chunk)] = np.max(archive @ chunk.T, axis=0)
-        return best
+                similarities = archive @ chunk.T
+                pick = np.argmax(similarities, axis=0)
+                rows[start : start + len(chunk)] = pick
+                best[start : start + len(chunk)] = similarities[pick, np.arange(len(chunk))]
+        return best, rows
 
     def _append(self, rows: np.ndarray) -> None:
         """Append ``rows``, doubling the capacity as often as needed (amortised O(1))."""
