@@ -5,7 +5,7 @@ one contiguous float32 matrix, in check order. While it holds fewer than ``index
 vectors a check scans them all (one matrix product per batch); from then on an HNSW graph
 (:class:`~stellar.text.vector_index.GraphIndex`) proposes the ``candidates`` nearest stored
 vectors and the verdict is taken on their exact similarities, so a check costs about the
-same at 1,000,000 stored inputs as at 20,000. ``bench/embeddings.py`` measures both and
+same at 1,000,000 stored inputs as at 30,000. ``bench/embeddings.py`` measures both and
 how often their verdicts agree.
 """
 
@@ -29,8 +29,8 @@ EMPTY_SIMILARITY = 0.0
 _CHUNK = 64
 
 #: Stored vectors from which checks use the graph index rather than a full scan: below it
-#: the scan is the cheaper (bench/embeddings.py).
-INDEX_FROM = 20_000
+#: the scan is the cheaper (bench/embeddings.py: they cost the same at about 30,000).
+INDEX_FROM = 30_000
 
 #: Nearest stored vectors the graph index proposes per check; the verdict is taken on their
 #: exact similarities.
