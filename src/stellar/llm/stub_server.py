@@ -332,7 +332,7 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=0, help="default: a free port")
     parser.add_argument(
         "--delay",
-        type=_latency,
+        type=lambda text: _latency(f"fixed:{text}"),
         metavar="SECONDS",
         help="fixed seconds before each answer (default 0; the same as --latency fixed:SECONDS)",
     )
