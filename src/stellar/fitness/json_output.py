@@ -11,6 +11,7 @@ default score for an unparseable reply.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -80,6 +81,11 @@ def parse_reply(text: str, schema: type[T]) -> T:
 def strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON Schema in the strict form structured-output endpoints require:
     every property required, no additional properties (also in nested definitions)."""
+    return copy.deepcopy(_strict_schema(schema))  # built once per model class
+
+
+@functools.cache
+def _strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
     result = copy.deepcopy(schema.model_json_schema())
     for node in [result, *result.get("$defs", {}).values()]:
         if node.get("type") == "object" and "properties" in node:
