@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/embeddings.py                      # (a) and (b): 10k, 100k, 1M
+    .venv/bin/python bench/embeddings.py                      # (a), (b): 10k, 100k, 1M (~1 h)
     .venv/bin/python bench/embeddings.py --embed-n 0 --sizes 5000,20000,50000 --kinds minilm
 
 (b) prints, per archive size and kind of vector, the cost per check (a batch of 20 checked
