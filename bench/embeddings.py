@@ -8,13 +8,13 @@ Usage::
 (b) prints, per archive size and kind of vector, the cost per check (a batch of 20 checked
 with ``check_vectors``, divided by 20; embedding excluded) of the plain NumPy scan (one float32
 matrix product over every stored vector: the floor of an exact scan), of the filter on its
-exact scan (``index_from=None``) and on its graph index (``index_from=1``), and how often the
-graph index's verdicts agree with the exact scan's on the same stream of checks: all of them,
-and those whose exact similarity lies within 0.02 of the threshold. Half the checks are
+full scan (``index_from=None``) and on its scan of projections (the default ``index_from``),
+and how often the two agree on the same stream of checks: all of them, and those whose exact
+similarity lies within 0.02 of the threshold. Half the checks are
 held-out vectors of the kind, half planted at a cosine drawn from [t - 0.05, t + 0.05] to a
 random stored vector. Kinds:
 
-* ``random``: random unit 384-d vectors (the worst case for a graph index: no structure);
+* ``random``: random unit 384-d vectors (the worst case for projections: no structure);
 * ``minilm``: MiniLM embeddings of generated navi utterances (``--real-n`` of them, embedded
   once and cached), then Gaussian samples with their mean and covariance for larger sizes;
 * ``hashing``: the hashing embedder (512-d) on distinct navi utterances, at every size.
@@ -191,31 +191,35 @@ def bench_size(source: Source, size: int, rounds: int, t: float, rng: np.random.
     order = rng.permutation(len(checks))
     batches = checks[order].reshape(rounds, BATCH, -1)
     exact, _ = filled(archive, None, t)
-    graph, load = filled(archive, 1, t)
+    projected, load = filled(archive, min(INDEX_FROM, size), t)
     del archive, fresh, directions, checks
     stored = exact.vectors
     floor = per_check(lambda b: np.max(stored @ b.T, axis=0), batches)
-    verdicts: dict[str, list] = {"exact": [], "graph": []}
-    times: dict[str, list[float]] = {"exact": [], "graph": []}
+    verdicts: dict[str, list] = {"exact": [], "projected": []}
+    times: dict[str, list[float]] = {"exact": [], "projected": []}
     for batch in batches:
-        for name, dup in (("exact", exact), ("graph", graph)):
+        for name, dup in (("exact", exact), ("projected", projected)):
             start = time.perf_counter()
             verdicts[name] += dup.check_vectors(batch)
             times[name].append(time.perf_counter() - start)
-    (e_dup, e_sim), (g_dup, g_sim) = (np.array(verdicts[k]).T for k in ("exact", "graph"))
+    (e_dup, e_sim), (g_dup, g_sim) = (np.array(verdicts[k]).T for k in ("exact", "projected"))
     e_dup, g_dup = e_dup.astype(bool), g_dup.astype(bool)
     agree, same = e_dup == g_dup, np.abs(e_sim - g_sim) <= 1e-6
     held_out = order < rounds * BATCH // 2
+    assert projected._index is not None
+    found = [c for b in batches for c in projected._index.candidates(b, t, size)]
+    left = [size if c is None else len(c) for c in found]
     near = np.abs(e_sim - t) <= 0.02
     cost = {k: statistics.mean(v[1:]) / BATCH for k, v in times.items()}
     print(
         f"    {source.kind:>7} {size:>9,}  {fmt_duration(floor)}  {fmt_duration(cost['exact'])}"
-        f"  {fmt_duration(cost['graph'])}  {100 * agree.mean():6.2f}% "
+        f"  {fmt_duration(cost['projected'])}  {100 * agree.mean():6.2f}% "
         f"{100 * agree[held_out].mean():6.2f}% {100 * agree[~held_out].mean():6.2f}% "
         f"{100 * agree[near].mean():6.2f}% of {near.sum():>4}  {100 * e_dup.mean():4.0f}%"
-        f"  {int(np.sum(e_dup & ~g_dup)):>3}  {100 * same.mean():4.0f}%  {load:6.1f} s  "
+        f"  {int(np.sum(e_dup & ~g_dup)):>3}  {100 * same.mean():4.0f}%  {np.mean(left):6.1f}"
+        f"  {load:6.1f} s  "
         f"{exact.memory_bytes / 2**20:6.0f} MiB  "
-        f"{(graph.memory_bytes - exact.memory_bytes) / 2**20:6.0f} MiB"
+        f"{(projected.memory_bytes - exact.memory_bytes) / 2**20:6.0f} MiB"
     )
 
 
@@ -223,12 +227,12 @@ def bench_duplicates(kinds: list[str], sizes: list[int], args: argparse.Namespac
     print(
         f"\n(b) DuplicateFilter checks, threshold {args.threshold}: cost per check in batches "
         f"of {BATCH}, {args.rounds * BATCH} checks per row. The filter's default scans "
-        f"below {INDEX_FROM:,} stored vectors and uses the graph index from then on."
+        f"below {INDEX_FROM:,} stored vectors and scans their projections from then on."
     )
     print(
-        f"    {'kind':>7} {'archive':>9}  {'numpy scan':>9}  {'exact':>9}  {'graph':>9}  "
+        f"    {'kind':>7} {'archive':>9}  {'numpy scan':>9}  {'full':>9}  {'projected':>9}  "
         f"{'agree':>7} {'held':>7} {'planted':>7} {'near threshold':>15}  {'dups':>4}  "
-        f"{'missed':>3}  {'same':>5}  "
+        f"{'missed':>3}  {'same':>5}  {'left':>6}  "
         f"{'load':>8}  {'matrix':>10}  {'index':>10}"
     )
     for kind in kinds:
@@ -238,11 +242,12 @@ def bench_duplicates(kinds: list[str], sizes: list[int], args: argparse.Namespac
             bench_size(source, size, args.rounds, args.threshold, rng)
     print(
         "    numpy scan: one float32 matrix product over every stored vector (the floor of a\n"
-        "    scan); exact/graph: the filter with index_from=None / index_from=1; agree: the\n"
-        "    graph's verdicts equal the exact scan's; dups: share of checks the exact scan calls\n"
-        "    duplicates; missed: duplicates the graph called new; same: the graph found the\n"
-        "    exact maximum similarity; load: add_vectors(archive) into the graph filter (what\n"
-        "    a resume pays); matrix: the float32 vectors both keep; index: what the graph adds."
+        "    scan); full/projected: the filter with index_from=None / its default; agree: the\n"
+        "    verdicts of the two are equal; dups: share of checks the full scan calls\n"
+        "    duplicates; missed: duplicates the projected scan called new; same: it reported\n"
+        "    the exact maximum similarity; left: stored vectors compared exactly per check;\n"
+        "    load: add_vectors(archive) with projections (what a resume pays); matrix: the\n"
+        "    float32 vectors both keep; index: what the projections add."
     )
 
 

@@ -82,7 +82,7 @@ class TestRecord:
     failed: bool | None = None  # the oracle's verdict
     excluded: bool = False
     error: str | None = None
-    similarity: float | None = None  # highest similarity to an earlier input
+    similarity: float | None = None  # best similarity to an earlier input; exact if >= threshold
     started_at: float = 0.0
     finished_at: float = 0.0
     generation_seconds: float | None = None

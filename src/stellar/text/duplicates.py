@@ -2,11 +2,10 @@
 
 :class:`DuplicateFilter` remembers the embedding of every input accepted during a run in
 one contiguous float32 matrix, in check order. While it holds fewer than ``index_from``
-vectors a check scans them all (one matrix product per batch); from then on an HNSW graph
-(:class:`~stellar.text.vector_index.GraphIndex`) proposes the ``candidates`` nearest stored
-vectors and the verdict is taken on their exact similarities, so a check costs about the
-same at 1,000,000 stored inputs as at 30,000. ``bench/embeddings.py`` measures both and
-how often their verdicts agree.
+vectors a check scans them all (one matrix product per batch); from then on it scans
+low-dimensional projections instead (:class:`~stellar.text.projected_scan.ProjectedScan`),
+which rule out every stored vector that cannot reach the threshold, and compares the few
+left exactly: the same verdicts at about a sixth of the cost (``bench/embeddings.py``).
 """
 
 from __future__ import annotations
@@ -17,9 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from stellar.text.embeddings import Embedder
-from stellar.text.vector_index import GraphIndex
+from stellar.text.projected_scan import ProjectedScan
 
-__all__ = ["CANDIDATES", "EMPTY_SIMILARITY", "INDEX_FROM", "DuplicateFilter"]
+__all__ = ["EMPTY_SIMILARITY", "INDEX_FROM", "DuplicateFilter"]
 
 #: Similarity reported when there is no earlier input to compare with.
 EMPTY_SIMILARITY = 0.0
@@ -28,13 +27,9 @@ EMPTY_SIMILARITY = 0.0
 # to about ``len(archive) * _CHUNK * 4`` bytes.
 _CHUNK = 64
 
-#: Stored vectors from which checks use the graph index rather than a full scan: below it
-#: the scan is the cheaper (bench/embeddings.py: they cost the same at about 30,000).
-INDEX_FROM = 30_000
-
-#: Nearest stored vectors the graph index proposes per check; the verdict is taken on their
-#: exact similarities.
-CANDIDATES = 16
+#: Stored vectors from which checks scan projections rather than the vectors themselves:
+#: below it the full scan is as cheap (bench/embeddings.py).
+INDEX_FROM = 5_000
 
 
 class DuplicateFilter:
@@ -49,11 +44,10 @@ class DuplicateFilter:
       accepted inputs (and anything preloaded with :meth:`add`).
     * With nothing stored, a check reports ``(False, EMPTY_SIMILARITY)``, i.e. similarity
       0.0 ("orthogonal to everything").
-    * From ``index_from`` stored vectors on (None: never), the similarity is the maximum
-      over the ``candidates`` stored vectors a graph index finds nearest, which misses the
-      true maximum only where the index misses the nearest neighbour. Items of one batch
-      are always compared with each other exactly. The index is built on one thread from
-      the rows in order, so the same vectors in the same order give the same verdicts.
+    * From ``index_from`` stored vectors on (None: never), the scan of projections finds
+      every stored vector that may reach the threshold, so verdicts do not change; the
+      similarity reported for a non-duplicate is then the best among those and the vector
+      with the highest bound, usually but not always the true maximum.
 
     Vectors passed to the ``*_vectors`` methods must be L2-normalised, as produced by an
     :class:`~stellar.text.embeddings.Embedder`. Not thread-safe.
@@ -66,7 +60,6 @@ class DuplicateFilter:
         initial_capacity: int = 1024,
         *,
         index_from: int | None = INDEX_FROM,
-        candidates: int = CANDIDATES,
     ) -> None:
         if not 0.0 < threshold <= 1.0:  # also rejects NaN
             raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
@@ -74,11 +67,8 @@ class DuplicateFilter:
             raise ValueError(f"initial_capacity must be >= 1, got {initial_capacity}")
         if index_from is not None and index_from < 1:
             raise ValueError(f"index_from must be >= 1 or None, got {index_from}")
-        if candidates < 1:
-            raise ValueError(f"candidates must be >= 1, got {candidates}")
         self.index_from = index_from
-        self.candidates = candidates
-        self._index: GraphIndex | None = None
+        self._index: ProjectedScan | None = None
         self.embedder = embedder
         self.threshold = float(threshold)
         self.dim = int(embedder.dim)
@@ -108,12 +98,12 @@ class DuplicateFilter:
 
     @property
     def indexed(self) -> bool:
-        """Whether checks use the graph index (``index_from`` vectors are stored)."""
+        """Whether checks scan projections (``index_from`` vectors are stored)."""
         return self._index is not None
 
     @property
     def memory_bytes(self) -> int:
-        """Bytes held: the float32 matrix as allocated plus the graph index, if any."""
+        """Bytes held: the float32 matrix as allocated plus the projections, if any."""
         return self._matrix.nbytes + (self._index.memory_bytes if self._index else 0)
 
     # ---------------------------------------------------------------- text API
@@ -214,16 +204,25 @@ class DuplicateFilter:
 
     def _best_stored(self, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per batch row, the max float32 similarity to a stored vector and that vector's row
-        (-inf and -1 if none): by a scan, or among the graph index's candidates."""
+        (-inf and -1 if none): by a full scan, or among the projected scan's candidates."""
         if self._index is None:
             return self._max_similarity(self._matrix[: self._size], batch)
-        keys = self._index.nearest(batch, self.candidates)
-        found = self._matrix[np.maximum(keys, 0)]  # (batch, candidates, dim)
-        similarities = np.matmul(found, batch[:, :, np.newaxis])[:, :, 0]
-        similarities[keys < 0] = -np.inf
-        pick = np.argmax(similarities, axis=1)
-        best = similarities[np.arange(len(batch)), pick]
-        return best, np.where(np.isfinite(best), keys[np.arange(len(batch)), pick], -1)
+        stored = self._matrix[: self._size]
+        # Where the projections rule out too few (vectors without low-rank structure), the
+        # full scan is the cheaper way to the same answer.
+        found = self._index.candidates(batch, self.threshold, most=self._size // 8)
+        wide = np.array([rows is None for rows in found], dtype=bool)
+        best = np.empty(len(batch), dtype=np.float32)
+        rows = np.empty(len(batch), dtype=np.int64)
+        if wide.any():
+            best[wide], rows[wide] = self._max_similarity(stored, batch[wide])
+        for i in np.flatnonzero(~wide):
+            candidates = found[i]
+            assert candidates is not None
+            similarities = stored[candidates] @ batch[i]
+            pick = int(np.argmax(similarities))
+            best[i], rows[i] = similarities[pick], candidates[pick]
+        return best, rows
 
     def _similarity(self, row: int, vector: np.ndarray) -> np.float32:
         """Similarity of stored ``row`` and ``vector``, computed in float64 and rounded to
@@ -235,7 +234,7 @@ class DuplicateFilter:
         if self._index is None:
             if self.index_from is None or self._size < self.index_from:
                 return
-            self._index = GraphIndex(self.dim)
+            self._index = ProjectedScan(self.dim, fit_from=self.index_from)
         self._index.follow(self._matrix[: self._size])
 
     @staticmethod

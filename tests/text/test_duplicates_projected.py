@@ -1,4 +1,4 @@
-"""DuplicateFilter on its graph index: agreement with the exact scan, order, persistence."""
+"""DuplicateFilter on its projected scan: the full scan's verdicts, order, persistence."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from stellar.text.duplicates import DuplicateFilter
-from stellar.text.vector_index import GraphIndex
+from stellar.text.projected_scan import ProjectedScan
 
-DIM = 32
+DIM = 96
 
 
 class Dim:
@@ -36,9 +36,12 @@ def at_cosine(rng: np.random.Generator, base: np.ndarray, cosine: np.ndarray) ->
 
 
 def clustered(rng: np.random.Generator, n: int, clusters: int = 40) -> np.ndarray:
-    """Unit vectors around ``clusters`` centres: structured, like text embeddings."""
-    centres = unit(rng.standard_normal((clusters, DIM)))
-    return unit(centres[rng.integers(0, clusters, n)] + 0.35 * rng.standard_normal((n, DIM)))
+    """Unit vectors around ``clusters`` centres, most of their energy in 24 dimensions and
+    the rest spread over all: structured, like text embeddings."""
+    basis = np.linalg.qr(np.random.default_rng(99).standard_normal((DIM, 24)))[0].T
+    centres = rng.standard_normal((clusters, 24)) @ basis
+    spread = 0.25 * rng.standard_normal((n, 24)) @ basis + 0.04 * rng.standard_normal((n, DIM))
+    return unit(unit(centres)[rng.integers(0, clusters, n)] + spread)
 
 
 def stream(rng: np.random.Generator, archive: np.ndarray, n: int, threshold: float) -> np.ndarray:
@@ -57,29 +60,45 @@ def run_checks(dup: DuplicateFilter, checks: np.ndarray, batch: int = 20) -> lis
     ]
 
 
-def test_graph_verdicts_equal_the_exact_scan_across_the_threshold() -> None:
+def test_projected_verdicts_equal_the_full_scan_across_the_threshold() -> None:
     rng = np.random.default_rng(3)
     threshold = 0.8
     archive = clustered(rng, 3000)
     checks = stream(rng, archive, 1200, threshold)
-    exact = DuplicateFilter(Dim(), threshold, index_from=None)
-    graph = DuplicateFilter(Dim(), threshold, index_from=500)
-    for dup in (exact, graph):
+    full = DuplicateFilter(Dim(), threshold, index_from=None)
+    projected = DuplicateFilter(Dim(), threshold, index_from=500)
+    for dup in (full, projected):
         dup.add_vectors(archive)
-    expected, got = run_checks(exact, checks), run_checks(graph, checks)
-    assert graph.indexed and not exact.indexed
+    left = projected._index.candidates(checks[:100], threshold, most=len(archive))
+    assert np.mean([len(rows) for rows in left]) < len(archive) / 20  # they do rule out
+    expected, got = run_checks(full, checks), run_checks(projected, checks)
+    assert projected.indexed and not full.indexed
     similarities = np.array([s for _, s in expected])
     near = np.abs(similarities - threshold) < 0.01
     assert near.sum() > 100 and 0.2 < np.mean([d for d, _ in expected]) < 0.8  # crosses it
     assert [d for d, _ in got] == [d for d, _ in expected]
     found = np.array([s for _, s in got])
-    assert (found <= similarities).all()  # a max over candidates: never above the true one
-    close = similarities >= threshold - 0.05  # found exactly near and above the threshold
-    np.testing.assert_array_equal(found[close], similarities[close])
-    assert len(graph) == len(exact)
+    assert (found <= similarities).all()  # one stored vector's similarity: never above the max
+    above = similarities >= threshold  # every duplicate's maximum is found exactly
+    np.testing.assert_array_equal(found[above], similarities[above])
+    assert np.mean(found == similarities) > 0.9  # and most others'
+    assert len(projected) == len(full)
 
 
-def test_graph_starts_at_index_from() -> None:
+def test_vectors_without_structure_fall_back_to_the_full_scan() -> None:
+    rng = np.random.default_rng(8)
+    archive, checks = unit(rng.standard_normal((2000, DIM))), unit(rng.standard_normal((200, DIM)))
+    checks[::2] = at_cosine(rng, archive[:100], np.full(100, 0.3))
+    full = DuplicateFilter(Dim(), 0.3, index_from=None)
+    projected = DuplicateFilter(Dim(), 0.3, index_from=100)
+    for dup in (full, projected):
+        dup.add_vectors(archive)
+    found = projected._index.candidates(checks[:20], 0.3, most=len(archive) // 8)
+    assert any(rows is None for rows in found)
+    assert run_checks(projected, checks) == run_checks(full, checks)
+
+
+def test_projections_start_at_index_from() -> None:
     rng = np.random.default_rng(0)
     dup = DuplicateFilter(Dim(), 0.9, index_from=100)
     dup.add_vectors(clustered(rng, 99))
@@ -88,9 +107,9 @@ def test_graph_starts_at_index_from() -> None:
     assert dup.indexed and len(dup) == 100
 
 
-def test_batch_order_on_the_graph() -> None:
+def test_batch_order_on_the_projections() -> None:
     """Each item is compared with the earlier accepted items of its batch; a rejected item
-    is compared with nothing later; accepted items are found through the graph later on."""
+    is compared with nothing later; accepted items are found through the projections later."""
     rng = np.random.default_rng(1)
     filler = clustered(rng, 200)
     filler[:, :4] = 0.0  # orthogonal to the four vectors below
@@ -104,13 +123,13 @@ def test_batch_order_on_the_graph() -> None:
     assert [r[0] for r in results] == [False, True, False, False, True]
     assert results[1][1] == pytest.approx(0.9, abs=1e-6)
     assert results[2][1] == pytest.approx(0.7, abs=1e-6)
-    assert len(dup) == 203 == len(dup._index)  # anchor, chain, far now in the graph
+    assert len(dup) == 203 == len(dup._index)  # anchor, chain, far now projected
     probe = np.zeros(DIM, dtype=np.float32)
     probe[2:4] = [math.sqrt(1 - 0.85**2), 0.85]  # 0.85 to far, < 0.1 to the others
     assert dup.check_vector(probe) == (True, pytest.approx(0.85, abs=1e-6))
 
 
-def test_graph_follows_every_stored_row() -> None:
+def test_projections_follow_every_stored_row() -> None:
     rng = np.random.default_rng(2)
     rows = unit(rng.standard_normal((70, DIM)))
     dup = DuplicateFilter(Dim(), 0.99, index_from=1)
@@ -134,7 +153,7 @@ def test_growth_past_matrix_and_index_capacity(index_from: int | None) -> None:
             data[start : start + 13], dup.check_vectors(data[start : start + 13]), strict=True
         ):
             best = max((float(a @ vector) for a in accepted), default=0.0)
-            if index_from is None or best > threshold - 0.1:
+            if index_from is None or best >= threshold:
                 assert similarity == pytest.approx(best, abs=1e-5)
             assert similarity <= best + 1e-6 and is_dup == (best >= threshold)
             if not is_dup:
@@ -169,41 +188,56 @@ def test_save_new_upto_and_load_round_trip(tmp_path: Path) -> None:
     assert path.stat().st_size == 15 * DIM * 4
 
 
-def test_reloaded_graph_gives_the_same_verdicts(tmp_path: Path) -> None:
-    """A filter refilled from its saved rows at once (a resume) builds the same graph as
-    one that grew batch by batch, so it goes on with the same verdicts and similarities."""
+def test_reloaded_projections_give_the_same_verdicts(tmp_path: Path) -> None:
+    """A filter refilled from its saved rows at once (a resume) fits the same basis as one
+    that grew batch by batch, so it goes on with the same verdicts and similarities."""
     rng = np.random.default_rng(6)
-    threshold, dim = 0.3, 256
-    data = unit(rng.standard_normal((4000, dim)))  # no structure: the graph is approximate
-    grown = DuplicateFilter(Dim(dim), threshold, index_from=100, candidates=1)
+    data = clustered(rng, 4000)
+    grown = DuplicateFilter(Dim(), 0.8, index_from=100)
     run_checks(grown, data[:3000], batch=7)
     assert grown.indexed and len(grown) > 1000
     grown.save_new(tmp_path / "v.f32")
-    reloaded = DuplicateFilter(Dim(dim), threshold, index_from=100, candidates=1)
+    reloaded = DuplicateFilter(Dim(), 0.8, index_from=100)
     assert reloaded.load(tmp_path / "v.f32")
+    np.testing.assert_array_equal(reloaded._index._basis, grown._index._basis)
     later = data[3000:]
     assert run_checks(reloaded, later) == run_checks(grown, later)
 
 
-def test_graph_index_pads_missing_keys() -> None:
+def test_candidates_hold_every_row_that_reaches_the_cut() -> None:
     rng = np.random.default_rng(7)
-    rows = unit(rng.standard_normal((12, DIM)))
-    index = GraphIndex(DIM)
-    assert (index.nearest(rows[:2], 4) == -1).all()
-    index.follow(rows[:10])
-    index.follow(rows[:10])  # nothing new
-    assert len(index) == 10 and index.memory_bytes > 0
-    for queries in (rows[:3], rows[:1]):  # usearch answers one query differently
-        keys = index.nearest(queries, 15)
-        assert keys.shape == (len(queries), 15)
-        assert list(keys[:, 0]) == list(range(len(queries)))  # each row is its own nearest
-        assert (keys[:, 10:] == -1).all() and sorted(keys[0, :10]) == list(range(10))
+    rows = clustered(rng, 3000)
+    scan = ProjectedScan(DIM, fit_from=1000, rank=32)
+    scan.follow(rows[:1500])
+    assert scan._fitted_on == 1000 and len(scan) == 1500
+    scan.follow(rows)  # 2000 reached: fitted again on the first 2000
+    assert scan._fitted_on == 2000 and len(scan) == 3000 and scan.memory_bytes > 0
+    queries = np.concatenate([clustered(rng, 40), at_cosine(rng, rows[:40], np.full(40, 0.9))])
+    exact = queries @ rows.T
+    for cut in (0.5, 0.8, 0.9):
+        found = scan.candidates(queries, cut, most=len(rows))
+        for query, candidates in enumerate(found):
+            assert candidates is not None
+            reaching = np.flatnonzero(exact[query] >= cut)
+            assert set(reaching) <= set(candidates)
+            assert len(candidates) <= len(reaching) + len(rows) / 10  # and few others
+    assert scan.candidates(queries[:3], 0.0, most=10) == [None, None, None]
 
 
-@pytest.mark.parametrize(("option", "value"), [("index_from", 0), ("candidates", 0)])
-def test_invalid_index_options(option: str, value: int) -> None:
-    with pytest.raises(ValueError, match=option):
-        DuplicateFilter(Dim(), 0.8, **{option: value})
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"rank": 0}, "rank"), ({"rank": DIM + 1}, "rank"), ({"fit_from": 0}, "fit_from")],
+)
+def test_invalid_projection_options(kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        ProjectedScan(DIM, **{"fit_from": 10, **kwargs})
+    with pytest.raises(ValueError, match="fit_from"):
+        ProjectedScan(DIM, fit_from=10).follow(np.zeros((9, DIM), np.float32))
+
+
+def test_invalid_index_from() -> None:
+    with pytest.raises(ValueError, match="index_from"):
+        DuplicateFilter(Dim(), 0.8, index_from=0)
 
 
 def test_empty_filter_with_index_from_one() -> None:
