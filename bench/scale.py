@@ -9,8 +9,9 @@ Usage::
 Each size is one `stellar run` (the built-in navi use case, offline, seed 0) in a process of
 its own; its peak memory is that process's max RSS. Time per test is the run's own elapsed
 time (summary.json: the search, after preparation) over its tests, and the process's wall
-time (model load and report included) over its tests. The budget: time per test at the
-largest size at most 10% above the smallest.
+time (model load and report included) over its tests, and the process's CPU time (all
+threads: STELLAR and the use case's own assistant; no model calls) over its tests. The
+budget: time per test at the largest size at most 10% above the smallest.
 """
 
 from __future__ import annotations
@@ -43,7 +44,14 @@ def run(tests: int, embedder: str, seed: int, out: Path) -> dict[str, float]:
         raise SystemExit(f"stellar run failed with exit code {process.returncode}: {error}")
     [run_dir] = [p for p in out.iterdir() if p.is_dir()]
     summary = json.loads((run_dir / "summary.json").read_text())
-    return {**summary, "wall": wall, "rss": usage.ru_maxrss / 1024, "run_dir": str(run_dir)}
+    cpu = usage.ru_utime + usage.ru_stime
+    return {
+        **summary,
+        "wall": wall,
+        "cpu": cpu,
+        "rss": usage.ru_maxrss / 1024,
+        "run_dir": str(run_dir),
+    }
 
 
 def duplicate_curve(run_dir: str, tests: int) -> str:
@@ -72,7 +80,7 @@ def main() -> None:
         f"CPU cores: {os.cpu_count()}"
     )
     print(
-        f"{'tests':>7} {'run':>9} {'per test':>9} {'wall':>9} {'per test':>9} "
+        f"{'tests':>7} {'run':>9} {'per test':>9} {'wall':>9} {'per test':>9} {'CPU/test':>9} "
         f"{'max RSS':>9} {'duplicates':>10} {'generations':>11}"
     )
     results = []
@@ -85,6 +93,7 @@ def main() -> None:
             print(
                 f"{done:>7,} {result['elapsed']:>7.1f} s {1e3 * result['per_test']:>6.1f} ms "
                 f"{result['wall']:>7.1f} s {1e3 * result['wall'] / done:>6.1f} ms "
+                f"{1e3 * result['cpu'] / done:>6.1f} ms "
                 f"{result['rss']:>5.0f} MiB {100 * int(result['duplicates']) / screened:>9.0f}% "
                 f"{int(result['generations']):>11,}",
                 flush=True,
