@@ -4,14 +4,16 @@ and the peak memory of the larger run.
 Usage::
 
     .venv/bin/python bench/scale.py                          # MiniLM duplicates, as the default
-    .venv/bin/python bench/scale.py --embedder hashing --tests 1000,10000
+    .venv/bin/python bench/scale.py --embedder hashing --suts constant --tests 1000,10000
 
-Each size is one `stellar run` (the built-in navi use case, offline, seed 0) in a process of
-its own; its peak memory is that process's max RSS. Time per test is the run's own elapsed
-time (summary.json: the search, after preparation) over its tests, and the process's wall
-time (model load and report included) over its tests, and the process's CPU time (all
-threads: STELLAR and the use case's own assistant; no model calls) over its tests. The
-budget: time per test at the largest size at most 10% above the smallest.
+Each size is one `stellar run` (the built-in navi use case, seed 0) in a process of its own,
+with ``--sut constant`` (an instant fixed answer: what is left is the framework's own work,
+with the use case's generator and fitness) and ``--sut offline`` (the use case's own
+assistant, whose cost per test grows as the search moves to longer inputs). Printed: the
+run's own elapsed time (summary.json: the search, after preparation) per test, the process's
+wall time (model load and report included) per test, its CPU time (all threads; no model
+calls) per test, and its max RSS. The budget: time per test at the largest size at most 10%
+above the smallest.
 """
 
 from __future__ import annotations
@@ -29,13 +31,22 @@ from pathlib import Path
 ALLOWED_GROWTH = 1.10
 
 
-def run(tests: int, embedder: str, seed: int, out: Path) -> dict[str, float]:
-    """One offline run of ``tests`` tests; its summary, wall time and max RSS (MiB)."""
+SUTS = {"offline": "offline", "constant": "scale:constant_answer"}
+
+
+async def constant_answer(text: str) -> str:
+    """A system under test that costs nothing: the same answer at once."""
+    return "I could not find a place that matches. Could you say more about what you need?"
+
+
+def run(tests: int, sut: str, embedder: str, seed: int, out: Path) -> dict[str, float]:
+    """One run of ``tests`` tests; its summary, wall time, CPU time and max RSS (MiB)."""
     command = [sys.executable, "-m", "stellar.cli", "run", "--quiet", "--show", "0"]
     command += ["--tests", str(tests), "--seed", str(seed), "--out", str(out)]
-    command += ["--set", f"duplicates.embedder={embedder}"]
+    command += ["--sut", SUTS[sut], "--set", f"duplicates.embedder={embedder}"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -68,17 +79,9 @@ def duplicate_curve(run_dir: str, tests: int) -> str:
     return " ".join(shares)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tests", default="1000,10000", help="comma-separated run sizes")
-    parser.add_argument("--embedder", default="minilm", help="duplicates.embedder (default's)")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    sizes = [int(s) for s in args.tests.split(",")]
-    print(
-        f"offline default (navi), duplicates.embedder={args.embedder}, seed {args.seed}, "
-        f"CPU cores: {os.cpu_count()}"
-    )
+def measure(sut: str, sizes: list[int], args: argparse.Namespace) -> None:
+    """One table: a run per size, then the growth of time per test."""
+    print(f"\n--sut {sut}")
     print(
         f"{'tests':>7} {'run':>9} {'per test':>9} {'wall':>9} {'per test':>9} {'CPU/test':>9} "
         f"{'max RSS':>9} {'duplicates':>10} {'generations':>11}"
@@ -86,7 +89,7 @@ def main() -> None:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for tests in sizes:
-            result = run(tests, args.embedder, args.seed, Path(tmp) / str(tests))
+            result = run(tests, sut, args.embedder, args.seed, Path(tmp) / str(tests))
             done = max(int(result["tests"]), 1)
             screened = done + int(result["duplicates"])
             result["per_test"] = result["elapsed"] / done
@@ -111,6 +114,20 @@ def main() -> None:
             f"peak memory of the {int(results[-1]['tests']):,}-test run: "
             f"{results[-1]['rss']:.0f} MiB"
         )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tests", default="1000,10000", help="comma-separated run sizes")
+    parser.add_argument("--suts", default="constant,offline", help="systems under test")
+    parser.add_argument("--embedder", default="minilm", help="duplicates.embedder (default's)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    print(
+        f"navi, duplicates.embedder={args.embedder}, seed {args.seed}, CPU cores: {os.cpu_count()}"
+    )
+    for sut in args.suts.split(","):
+        measure(sut, [int(s) for s in args.tests.split(",")], args)
 
 
 if __name__ == "__main__":
