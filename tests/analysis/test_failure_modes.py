@@ -59,3 +59,24 @@ def test_failed_objectives_name_the_scores_under_their_thresholds():
     assert failed_objectives({"response": 0.5, "content": 0.1}, below) == ("content", "response")
     assert failed_objectives({"quality": 0.1}, {}) == ("failure",)
     assert failure_modes([], "hashing") == []
+
+
+def test_beyond_the_clustered_sample_every_answer_joins_its_family(monkeypatch):
+    """More answers than are clustered: the families come out whole, as without the cap."""
+    import stellar.analysis.failure_modes as modes_module
+
+    planted = [
+        FailingTest(f"request {test.input.split(' ', 1)[1]} copy {n}", test.answer, test.failed)
+        for n in range(12)
+        for test in planted_tests()
+    ] + [FailingTest("request empty 0 copy 0", "", ("response",))] * 3
+    planted += [  # a rare mode that the seeded sample of 30 misses (checked)
+        FailingTest(f"request rare {i}", f"Your account {i} has been deleted.", ("response",))
+        for i in range(2)
+    ]
+    whole = failure_modes(planted, "minilm")
+    monkeypatch.setattr(modes_module, "CLUSTERED", 30)
+    capped = failure_modes(planted, "minilm")
+    assert len(planted) > 4 * modes_module.CLUSTERED
+    assert [(m.label, m.members) for m in capped] == [(m.label, m.members) for m in whole]
+    assert sorted(m.size for m in capped) == [2, 3, 36, 36, 48]  # empty answers: their own

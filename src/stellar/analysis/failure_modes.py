@@ -3,7 +3,12 @@
 Failing tests are grouped first by which objectives failed (the scores below the oracle's
 thresholds), then by the system's answer: answers are embedded and clustered by
 agglomerative clustering (average linkage, cosine distance) cut at ``DISTANCE``, so the
-number of modes follows from the data instead of collapsing to two clusters. A mode is
+number of modes follows from the data instead of collapsing to two clusters. Beyond
+``CLUSTERED`` answers in a group, a seeded random sample of that many is clustered and every
+other answer joins the cluster of its nearest sampled answer, or, where no sampled answer
+is within ``DISTANCE``, is clustered again with the others like it, so that a rare mode the
+sample missed stays a mode (the linkage needs memory and time quadratic in the answers:
+10,000 of them would take 400 MB and ~10 s). A mode is
 labelled by its failed objectives and its answers' distinctive words, with the examples
 nearest to its centre.
 """
@@ -28,6 +33,8 @@ from stellar.text.embeddings import Embedder, get_embedder
 
 DISTANCE = 0.4  # cosine distance where answer clusters stop merging (paraphrases: < 0.3)
 EXAMPLES = 3
+CLUSTERED = 2_000  # answers per group clustered by linkage; the others join their nearest
+_BLOCK = 4_096  # answers compared with the sample per matrix product
 
 
 @dataclass(frozen=True)
@@ -122,7 +129,29 @@ def _clusters(vectors: np.ndarray, distance: float) -> np.ndarray:
     clustering = AgglomerativeClustering(
         n_clusters=None, distance_threshold=float(np.sqrt(2 * distance)), linkage="average"
     )
-    return clustering.fit_predict(vectors)
+    if len(vectors) <= CLUSTERED:
+        return clustering.fit_predict(vectors)
+    sample = np.sort(np.random.default_rng(0).choice(len(vectors), CLUSTERED, replace=False))
+    sampled = vectors[sample]
+    labels = clustering.fit_predict(sampled)
+    nearest = np.empty(len(vectors), dtype=int)
+    far = np.zeros(len(vectors), dtype=bool)
+    for i in range(0, len(vectors), _BLOCK):
+        distances = np.sqrt(np.maximum(_squared_distances(vectors[i : i + _BLOCK], sampled), 0.0))
+        nearest[i : i + _BLOCK] = np.argmin(distances, axis=1)
+        far[i : i + _BLOCK] = distances.min(axis=1) > clustering.distance_threshold
+    labels = labels[nearest]
+    if far.any():  # answers like no sampled one (a rare mode): clustered on their own
+        labels[far] = labels.max() + 1 + _clusters(vectors[far], distance)
+    return labels
+
+
+def _squared_distances(rows: np.ndarray, others: np.ndarray) -> np.ndarray:
+    return (
+        np.sum(rows * rows, axis=1)[:, np.newaxis]
+        - 2 * rows @ others.T
+        + np.sum(others * others, axis=1)
+    )
 
 
 def run_failure_modes(run_dir: str | Path) -> list[FailureMode]:
