@@ -94,7 +94,7 @@ def test_vectors_without_structure_fall_back_to_the_full_scan() -> None:
     for dup in (full, projected):
         dup.add_vectors(archive)
     found = projected._index.candidates(checks[:20], 0.3, most=len(archive) // 8)
-    assert any(rows is None for rows in found)
+    assert projected._index.pays and any(rows is None for rows in found)  # too many left
     assert run_checks(projected, checks) == run_checks(full, checks)
 
 
@@ -222,6 +222,10 @@ def test_candidates_hold_every_row_that_reaches_the_cut() -> None:
             assert set(reaching) <= set(candidates)
             assert len(candidates) <= len(reaching) + len(rows) / 10  # and few others
     assert scan.candidates(queries[:3], 0.0, most=10) == [None, None, None]
+    assert scan.pays and scan.energy > 0.9
+    unstructured = ProjectedScan(DIM, fit_from=100, rank=16)
+    unstructured.follow(unit(rng.standard_normal((200, DIM))))
+    assert not unstructured.pays and 0.1 < unstructured.energy < 0.5
 
 
 @pytest.mark.parametrize(

@@ -205,9 +205,9 @@ class DuplicateFilter:
     def _best_stored(self, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per batch row, the max float32 similarity to a stored vector and that vector's row
         (-inf and -1 if none): by a full scan, or among the projected scan's candidates."""
-        if self._index is None:
-            return self._max_similarity(self._matrix[: self._size], batch)
         stored = self._matrix[: self._size]
+        if self._index is None or not self._index.pays:
+            return self._max_similarity(stored, batch)
         # Where the projections rule out too few (vectors without low-rank structure), the
         # full scan is the cheaper way to the same answer.
         found = self._index.candidates(batch, self.threshold, most=self._size // 8)

@@ -12,7 +12,7 @@ projections plus one norm per row rules out all but a handful of rows, and only 
 compared exactly. No row at or above the cut is ever ruled out, so verdicts equal a full
 scan's; the cost per check is about ``rank / dim`` of it (``bench/embeddings.py``).
 
-The basis is fitted on the first ``fit_from`` rows (a strided sample beyond 20,000) and
+The basis is fitted on the first ``fit_from`` rows (a strided sample beyond 8,192) and
 refitted on the first ``fit_from x 2**k`` rows when that many are stored, so the basis is a
 function of the rows alone, not of how they arrived: a run and its resumed continuation,
 which reloads its rows at once, get the same candidates.
@@ -27,7 +27,7 @@ __all__ = ["ProjectedScan"]
 # Float32 rounding of a bound over ``rank`` terms stays far below this; rows whose bound
 # lies within it of the cut are compared exactly too.
 _MARGIN = 1e-4
-_FIT_SAMPLE = 20_000  # rows an SVD fit looks at, at most
+_FIT_SAMPLE = 8_192  # rows a fit looks at, at most
 _BLOCK = 131_072  # rows per matrix product: bounds temporary memory to _BLOCK x batch floats
 
 
@@ -48,6 +48,7 @@ class ProjectedScan:
         self.dim, self.rank, self.fit_from = dim, rank, fit_from
         self._basis = np.zeros((dim, rank))  # float64, orthonormal columns
         self._fitted_on = 0
+        self.energy = 0.0  # share of the fitted rows' squared norms inside the basis
         # Per row: its projection (``rank`` values), then the norm of its residual, so that
         # one matrix product with [projection, residual norm] of the queries gives the bounds.
         self._bounds = np.empty((0, rank + 1), dtype=np.float32)
@@ -61,6 +62,12 @@ class ProjectedScan:
     def memory_bytes(self) -> int:
         """Bytes of the projections and residual norms as allocated."""
         return self._bounds.nbytes
+
+    @property
+    def pays(self) -> bool:
+        """Whether the basis keeps enough of the rows (half their energy) for the bounds to
+        rule out most rows; vectors without low-rank structure are better scanned in full."""
+        return self.energy >= 0.5
 
     def follow(self, rows: np.ndarray) -> None:
         """Project ``rows[len(self):]`` (``rows`` extends the rows followed so far, and holds
@@ -109,13 +116,12 @@ class ProjectedScan:
     # ---------------------------------------------------------------- internals
 
     def _fit(self, rows: np.ndarray, fit_on: int) -> None:
-        """Basis: the top right singular vectors of (a strided sample of) the first ``fit_on``
-        rows; every row is projected again."""
+        """Basis: the top principal directions (uncentred: dot products are) of (a strided
+        sample of) the first ``fit_on`` rows; every row is projected again."""
         sample = rows[: fit_on : max(1, -(-fit_on // _FIT_SAMPLE))].astype(np.float64)
-        _, _, right = np.linalg.svd(sample, full_matrices=False)
-        basis = np.zeros((self.dim, self.rank))
-        take = min(self.rank, len(right))
-        basis[:, :take] = right[:take].T
+        values, vectors = np.linalg.eigh(sample.T @ sample)  # ascending
+        basis = vectors[:, ::-1][:, : self.rank] * (values[::-1][: self.rank] > 0)
+        self.energy = float(values[::-1][: self.rank].sum() / max(values.sum(), 1e-300))
         self._basis, self._fitted_on = basis, fit_on
         self._grow(len(rows))
         self._project(rows, 0)
