@@ -207,11 +207,11 @@ def test_reloaded_projections_give_the_same_verdicts(tmp_path: Path) -> None:
 def test_candidates_hold_every_row_that_reaches_the_cut() -> None:
     rng = np.random.default_rng(7)
     rows = clustered(rng, 3000)
-    scan = ProjectedScan(DIM, fit_from=1000, rank=32)
+    scan = ProjectedScan(DIM, fit_from=700, rank=32)
     scan.follow(rows[:1500])
-    assert scan._fitted_on == 1000 and len(scan) == 1500
-    scan.follow(rows)  # 2000 reached: fitted again on the first 2000
-    assert scan._fitted_on == 2000 and len(scan) == 3000 and scan.memory_bytes > 0
+    assert scan._fitted_on == 700 and len(scan) == 1500
+    scan.follow(rows)  # 4 x 700 reached: fitted again on the first 2800
+    assert scan._fitted_on == 2800 and len(scan) == 3000 and scan.memory_bytes > 0
     queries = np.concatenate([clustered(rng, 40), at_cosine(rng, rows[:40], np.full(40, 0.9))])
     exact = queries @ rows.T
     for cut in (0.5, 0.8, 0.9):

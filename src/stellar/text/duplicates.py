@@ -29,7 +29,7 @@ _CHUNK = 64
 
 #: Stored vectors from which checks scan projections rather than the vectors themselves:
 #: below it the full scan is as cheap (bench/embeddings.py).
-INDEX_FROM = 5_000
+INDEX_FROM = 2_000
 
 
 class DuplicateFilter:

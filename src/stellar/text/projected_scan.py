@@ -13,7 +13,7 @@ compared exactly. No row at or above the cut is ever ruled out, so verdicts equa
 scan's; the cost per check is about ``rank / dim`` of it (``bench/embeddings.py``).
 
 The basis is fitted on the first ``fit_from`` rows (a strided sample beyond 8,192) and
-refitted on the first ``fit_from x 2**k`` rows when that many are stored, so the basis is a
+refitted on the first ``fit_from x 4**k`` rows when that many are stored, so the basis is a
 function of the rows alone, not of how they arrived: a run and its resumed continuation,
 which reloads its rows at once, get the same candidates.
 """
@@ -71,12 +71,12 @@ class ProjectedScan:
 
     def follow(self, rows: np.ndarray) -> None:
         """Project ``rows[len(self):]`` (``rows`` extends the rows followed so far, and holds
-        at least ``fit_from``), refitting the basis when a new ``fit_from x 2**k`` is reached."""
+        at least ``fit_from``), refitting the basis when a new ``fit_from x 4**k`` is reached."""
         if len(rows) < self.fit_from:
             raise ValueError(f"need at least fit_from={self.fit_from} rows, got {len(rows)}")
         fit_on = self.fit_from
-        while 2 * fit_on <= len(rows):
-            fit_on *= 2
+        while 4 * fit_on <= len(rows):
+            fit_on *= 4
         if fit_on != self._fitted_on:
             self._fit(rows, fit_on)
         elif len(rows) > self._size:
