@@ -34,7 +34,7 @@ from stellar.text.embeddings import Embedder, get_embedder
 DISTANCE = 0.4  # cosine distance where answer clusters stop merging (paraphrases: < 0.3)
 EXAMPLES = 3
 CLUSTERED = 2_000  # answers per group clustered by linkage; the others join their nearest
-_BLOCK = 4_096  # answers compared with the sample per matrix product
+_BLOCK = 512  # answers compared with the sample per matrix product (8 MB each)
 
 
 @dataclass(frozen=True)
