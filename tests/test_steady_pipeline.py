@@ -42,8 +42,11 @@ def jittery(toy_config, tmp_path, name: str, **overrides):
 
 def test_generations_in_flight_fill_the_concurrency():
     assert in_flight(8, 20) == 1  # a generation fills the slots: generational, as the paper
-    assert in_flight(64, 20) == 7
-    assert in_flight(16, 4) == 8
+    assert in_flight(10, 20) == 1
+    assert in_flight(64, 20) == 26
+    assert in_flight(16, 4) == 32
+    assert in_flight(64, 20, tests=640) == 8  # a quarter of the 32 generations of the budget
+    assert in_flight(64, 20, tests=40) == 1 and in_flight(8, 20, tests=10_000) == 1
 
 
 @pytest.mark.parametrize("algorithm", ["stellar", "diverse", "map-elites", "random"])
@@ -91,6 +94,20 @@ def test_a_kill_with_several_generations_in_flight_resumes_to_the_same_archive(
     resumed = run(resume_config(killed), run_dir=killed, resume=True)
     assert resumed.tests == 90
     assert rows(killed) == rows(whole.run_dir)
+
+
+def test_a_resume_with_a_larger_budget_keeps_the_run_s_depth(toy_config, tmp_path):
+    """The depth follows the budget, but a resume with a larger one goes on in the order the
+    run began with, so it ends with the archive of one run at that depth."""
+    short = run(jittery(toy_config, tmp_path, "short", **{"budget.tests": 40}))
+    resumed = run(
+        resume_config(short.run_dir, {"budget.tests": 90}), run_dir=Path(short.run_dir), resume=True
+    )
+    whole = run(jittery(toy_config, tmp_path, "whole", generations_in_flight=2))
+    with sqlite3.connect(Path(short.run_dir) / ARCHIVE_NAME) as db:
+        depth = db.execute("SELECT value FROM meta WHERE key = 'depth'").fetchone()[0]
+    assert depth == "2" and resumed.tests == 90  # 40 tests // 4 per generation // 4
+    assert rows(short.run_dir) == rows(whole.run_dir)
 
 
 def test_endpoints_get_the_run_concurrency_unless_they_set_their_own(toy_config):

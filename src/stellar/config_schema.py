@@ -208,7 +208,9 @@ class RunConfig(Strict):
         ge=1,
         le=MAX_CONCURRENCY,
         description="generations asked before the oldest is told its scores (default: enough "
-        "to keep `concurrency` tests busy, ceil(2 x concurrency / population); 1: generational)",
+        "to keep `concurrency` tests busy under slow calls: 1 (generational) while population >= "
+        "2 x concurrency, else ceil(8 x concurrency / population), at most a quarter of the "
+        "generations the test budget allows)",
     )
     sut_timeout: float = Field(60.0, gt=0, description="seconds before a SUT call is an error")
     max_input_chars: int = Field(2000, ge=1, description="longer generated inputs are invalid")

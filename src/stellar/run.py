@@ -104,6 +104,7 @@ class Run:
         self._prepared = False
         self._asked = 0  # generations asked so far
         self._depth: int | None = None  # generations in flight, set at the first ask
+        self._stored_depth: int | None = None  # the depth an earlier part of the run used
         self._exhausted = False  # the search had no new candidate
         self._vectors_intact = True  # every generation told so far is complete in the archive
         self._stored_after: dict[int, int] = {}  # generation -> duplicate-filter rows after it
@@ -189,6 +190,7 @@ class Run:
 
     async def _search(self, pipeline: Pipeline, archive: Archive) -> Stop:
         """Keep ``depth`` generations in flight; tell the oldest when it is complete."""
+        self._stored_depth = archive.meta().get("depth")  # a resume keeps the run's order
         window = self._replay(archive)
         gate = Gate(self.budgets, self.progress)
         for asked in window:
@@ -196,6 +198,9 @@ class Run:
         try:
             while True:
                 self._fill(window, pipeline, gate)
+                if self._stored_depth != self._depth:
+                    archive.set_meta(depth=self._depth)
+                    self._stored_depth = self._depth
                 if not window:
                     break
                 oldest = window.popleft()
@@ -235,9 +240,13 @@ class Run:
         if not candidates:
             self._exhausted = True
             return None
-        if self._depth is None:  # fixed by the first generation, so a resume gets the same
-            depth = self.config.generations_in_flight
-            self._depth = depth or in_flight(self.config.concurrency, len(candidates))
+        if self._depth is None:  # fixed by the first generation; a resume reads it back
+            cfg = self.config
+            self._depth = (
+                cfg.generations_in_flight
+                or self._stored_depth
+                or in_flight(cfg.concurrency, len(candidates), cfg.budget.tests)
+            )
         self._asked += 1
         return Asked(self._asked - 1, candidates)
 
