@@ -1,6 +1,6 @@
 """How close a search gets to what slow model endpoints allow, and what it costs in CPU.
 
-    .venv/bin/python bench/throughput.py                 # both setups, both latencies, 16/64/256
+    .venv/bin/python bench/throughput.py                 # calls3, both latencies, 16/64/256
     .venv/bin/python bench/throughput.py --setups calls3 --latencies fixed --levels 64
 
 The `stellar` algorithm (NSGA-II), population 20, runs against the local stub server
@@ -190,8 +190,13 @@ def main() -> int:
         "--levels", default="16,64,256", help="concurrency levels (default: %(default)s)"
     )
     parser.add_argument("--population", type=int, default=20, help="NSGA-II population")
-    parser.add_argument("--tests", type=int, default=640, help="tests per level")
-    parser.add_argument("--setups", default="calls3,navi", help=f"of {','.join(SETUPS)}")
+    parser.add_argument(
+        "--tests",
+        type=int,
+        help="tests per level (default: 40 x concurrency, at least 640, for calls3: a run long "
+        "next to its slowest calls; 640 for navi, which is bound by its own CPU)",
+    )
+    parser.add_argument("--setups", default="calls3", help=f"of {','.join(SETUPS)}")
     parser.add_argument("--latencies", default="fixed,heavy", help=f"of {','.join(LATENCIES)}")
     parser.add_argument("--fixed", default=LATENCIES["fixed"], help="the fixed stub's latency")
     parser.add_argument("--heavy", default=LATENCIES["heavy"], help="the heavy-tailed latency")
@@ -214,7 +219,7 @@ def main() -> int:
             for setup in setups:
                 print(
                     f"\n{setup} ({SETUPS[setup]} call/test), stub {latency}, population "
-                    f"{args.population}, {args.tests} tests",
+                    f"{args.population}",
                     flush=True,
                 )
                 print(
@@ -223,7 +228,8 @@ def main() -> int:
                     flush=True,
                 )
                 for level in levels:
-                    shape = Level(setup, level, args.tests, args.population, args.depth)
+                    tests = args.tests or (max(640, 40 * level) if setup == "calls3" else 640)
+                    shape = Level(setup, level, tests, args.population, args.depth)
                     row = measure(url, shape)
                     rows.append({"latency": latency, **row})
                     note = f"  ({row['errors']} errors)" if row["errors"] else ""
