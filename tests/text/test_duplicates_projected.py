@@ -239,6 +239,14 @@ def test_invalid_projection_options(kwargs: dict, match: str) -> None:
         ProjectedScan(DIM, fit_from=10).follow(np.zeros((9, DIM), np.float32))
 
 
+def test_embedders_of_fewer_dimensions_than_the_rank_keep_them_all() -> None:
+    rng = np.random.default_rng(9)
+    dup = DuplicateFilter(Dim(16), 0.8, index_from=50)
+    dup.add_vectors(unit(rng.standard_normal((60, 16))))
+    assert dup.indexed and dup._index.rank == 16
+    assert dup.check_vector(dup.vectors[3].copy()) == (True, pytest.approx(1.0, abs=1e-6))
+
+
 def test_invalid_index_from() -> None:
     with pytest.raises(ValueError, match="index_from"):
         DuplicateFilter(Dim(), 0.8, index_from=0)

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ProjectedScan"]
+__all__ = ["RANK", "ProjectedScan"]
+
+#: Principal directions kept per vector (fewer where the vectors have fewer dimensions).
+RANK = 64
 
 # Float32 rounding of a bound over ``rank`` terms stays far below this; rows whose bound
 # lies within it of the cut are compared exactly too.
@@ -40,7 +43,7 @@ class ProjectedScan:
     one row.
     """
 
-    def __init__(self, dim: int, fit_from: int, rank: int = 64) -> None:
+    def __init__(self, dim: int, fit_from: int, rank: int = RANK) -> None:
         if not 0 < rank <= dim:
             raise ValueError(f"rank must be in [1, {dim}], got {rank}")
         if fit_from < 1:
