@@ -32,6 +32,7 @@ RANK = 64
 _MARGIN = 1e-4
 _FIT_SAMPLE = 8_192  # rows a fit looks at, at most
 _BLOCK = 131_072  # rows per matrix product: bounds temporary memory to _BLOCK x batch floats
+_PROJECT_BLOCK = 16_384  # rows projected at a time (float64 copies: ~50 MB at 384 dimensions)
 
 
 class ProjectedScan:
@@ -137,8 +138,8 @@ class ProjectedScan:
         return np.hstack([projected, residual[:, np.newaxis]]).astype(np.float32)
 
     def _project(self, rows: np.ndarray, start: int) -> None:
-        for begin in range(start, len(rows), _BLOCK):
-            block = rows[begin : begin + _BLOCK]
+        for begin in range(start, len(rows), _PROJECT_BLOCK):
+            block = rows[begin : begin + _PROJECT_BLOCK]
             self._bounds[begin : begin + len(block)] = self._augmented(block)
 
     def _grow(self, needed: int) -> None:
