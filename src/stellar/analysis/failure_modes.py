@@ -8,9 +8,8 @@ number of modes follows from the data instead of collapsing to two clusters. Bey
 other answer joins the cluster of its nearest sampled answer, or, where no sampled answer
 is within ``DISTANCE``, is clustered again with the others like it, so that a rare mode the
 sample missed stays a mode (the linkage needs memory and time quadratic in the answers:
-10,000 of them would take 400 MB and ~10 s). A mode is
-labelled by its failed objectives and its answers' distinctive words, with the examples
-nearest to its centre.
+10,000 of them would take 400 MB and ~10 s). A mode is labelled by its failed objectives and
+its answers' distinctive words, with the examples nearest to its centre.
 """
 
 from __future__ import annotations
