@@ -1,17 +1,16 @@
-"""Model clients through the ``openai`` SDK: limits, retries, cache and usage in one place.
+"""Model clients for the openai API: limits, retries, cache and usage in one place.
 
 One :class:`Models` registry per run hands out a :class:`ModelClient` per (model, role).
-Clients of the same endpoint share its SDK clients, one concurrency limit and one
-requests/tokens-per-minute limiter (``aiolimiter``). Requests go through the SDK's ``post``
-with a plain JSON body and come back as plain JSON: the typed parameter transform and the
-pydantic reply objects of ``chat.completions.create`` cost more CPU than the HTTP exchange
-(see :class:`EndpointClient` for the connection pools). The SDK's own retries are off: this
+Clients of the same endpoint share its transport, one concurrency limit and one
+requests/tokens-per-minute limiter (``aiolimiter``). Requests carry a plain JSON body and
+come back as plain JSON (:mod:`stellar.llm.transport`): the typed parameter transform and
+the pydantic reply objects of the SDK's ``chat.completions.create`` cost more CPU than the
+HTTP exchange. The SDK's own retries are off: this
 module retries 408, 409, 429, 5xx, timeouts and connection errors with exponential backoff
 and full jitter, waiting what a ``Retry-After`` header asks for, so that every retry is
 counted in the usage of the test that made it. An error that rejects the requested
 ``response_format`` is no retry: the endpoint steps down a structured-output level
-(:mod:`stellar.llm.structured`) and asks again at once.
-"""
+(:mod:`stellar.llm.structured`) and asks again at once."""
 
 from __future__ import annotations
 
@@ -134,9 +133,7 @@ class ModelClient:
                 **self._arguments(params, level),
             }
             try:
-                async with endpoint.slot() as sdk:
-                    await endpoint.acquire(estimate)
-                    reply = await sdk.post(CHAT_PATH, body=body, cast_to=object)
+                reply = await endpoint.post(CHAT_PATH, body, estimate)
                 return self._completion(reply, messages, level is StructuredLevel.JSON_SCHEMA)
             except (openai.APIStatusError, openai.APIConnectionError) as exc:
                 secret = endpoint.endpoint.api_key

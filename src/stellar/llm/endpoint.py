@@ -1,16 +1,10 @@
-"""One endpoint's SDK clients and limits: concurrency slots in connection-pool lanes, rate
-limiters, and the structured-output level the server accepts."""
+"""One endpoint's limits and requests: concurrency slots, rate limiters, the structured-output
+level the server accepts, and the transport that carries the requests."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import importlib
-import importlib.util
 import logging
-import math
-from collections.abc import AsyncIterator
-from functools import cache
 from typing import Any
 
 import openai
@@ -18,32 +12,21 @@ from aiolimiter import AsyncLimiter
 
 from stellar.llm.models import Endpoint
 from stellar.llm.structured import StructuredLevel
+from stellar.llm.transport import DirectPost, SdkPost, httpx
 
 log = logging.getLogger("stellar.llm.client")
-LANE = 8  # HTTP connections per SDK client (connection pool) of an endpoint
 
 
 class EndpointClient:
-    """The SDK clients and the limits of one endpoint.
-
-    ``concurrency`` slots limit the requests in flight. Each slot belongs to a lane: an SDK
-    client with its own connection pool of at most ``LANE`` connections. httpcore's pool scans
-    every connection it holds twice per request, so one pool of 256 connections costs several
-    times the CPU per request of 32 pools of 8; free slots are taken last-in first-out, so a
-    request finds a warm connection.
-    """
+    """The transport and the limits of one endpoint: ``concurrency`` requests in flight, each
+    after the requests and tokens per minute allow it."""
 
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
         self.url = endpoint.base_url or "https://api.openai.com/v1"
         s = endpoint.settings
-        lanes = math.ceil(s.concurrency / LANE)
-        self._free: asyncio.LifoQueue[int] = asyncio.LifoQueue()
-        for slot in range(s.concurrency):
-            self._free.put_nowait(slot % lanes)
-        self._sdks: list[openai.AsyncOpenAI | None] = [None] * lanes
-        self._tls: Any = None  # one SSL context for every lane
-        self.http_client = http_client_class()
+        self._slots = asyncio.Semaphore(s.concurrency)
+        self._transport: DirectPost | SdkPost | None = None
         self.rpm = AsyncLimiter(s.rpm, 60) if s.rpm else None
         self.tpm = AsyncLimiter(s.tpm, 60) if s.tpm else None
         self.structured = StructuredLevel.JSON_SCHEMA  # lowered as the server rejects levels
@@ -61,61 +44,32 @@ class EndpointClient:
                 lower.label,
             )
 
-    @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[openai.AsyncOpenAI]:
-        """A free slot for one request, and the SDK client of its lane."""
-        lane = await self._free.get()
-        try:
-            yield self._sdks[lane] or self._open(lane)
-        finally:
-            self._free.put_nowait(lane)
+    async def post(self, path: str, body: dict[str, Any], tokens: int = 0) -> Any:
+        """The JSON reply to ``body``, sent in a free slot once the rate limits allow."""
+        async with self._slots:
+            if self.rpm is not None:
+                await self.rpm.acquire()
+            if self.tpm is not None:
+                await self.tpm.acquire(min(tokens, self.tpm.max_rate))
+            return await (self._transport or self._open()).post(path, body)
 
-    def _open(self, lane: int) -> openai.AsyncOpenAI:
+    def _open(self) -> DirectPost | SdkPost:
         e, s = self.endpoint, self.endpoint.settings
-        httpx = _httpx()
-        if self._tls is None:  # loading the CA certificates takes 30 ms: once per endpoint
-            self._tls = httpx.create_ssl_context(trust_env=True)
-        limits = httpx.Limits(max_connections=LANE, max_keepalive_connections=LANE)
-        http = self.http_client(limits=limits, verify=self._tls)
-        common: dict[str, Any] = {
-            "api_key": e.api_key,
-            "timeout": s.timeout,
-            "max_retries": 0,
-            "http_client": http,
-        }
+        tls = httpx().create_ssl_context(trust_env=True)  # the SDK's certificates
+        common: dict[str, Any] = {"api_key": e.api_key, "timeout": s.timeout, "max_retries": 0}
         if e.provider == "azure":
-            sdk: openai.AsyncOpenAI = openai.AsyncAzureOpenAI(
-                azure_endpoint=e.base_url, api_version=e.api_version, **common
+            limits = httpx().Limits(max_connections=s.concurrency)
+            http = openai.DefaultAsyncHttpxClient(limits=limits, verify=tls)
+            azure = openai.AsyncAzureOpenAI(
+                azure_endpoint=e.base_url, api_version=e.api_version, http_client=http, **common
             )
+            self._transport = SdkPost(azure)
         else:
             sdk = openai.AsyncOpenAI(base_url=e.base_url, **common)
-        self._sdks[lane] = sdk
-        return sdk
-
-    async def acquire(self, tokens: int) -> None:
-        if self.rpm is not None:
-            await self.rpm.acquire()
-        if self.tpm is not None:
-            await self.tpm.acquire(min(tokens, self.tpm.max_rate))
+            self._transport = DirectPost(sdk, s.concurrency, tls, s.timeout)
+        return self._transport
 
     async def aclose(self) -> None:
-        for sdk in self._sdks:
-            if sdk is not None:
-                await sdk.close()
-        self._sdks = [None] * len(self._sdks)
-
-
-def http_client_class() -> type:
-    """The SDK's aiohttp client where aiohttp is installed (``pip install 'openai[aiohttp]'``;
-    a third less CPU per request than httpx's own connections), else its httpx client."""
-    aiohttp_client = getattr(openai, "DefaultAioHttpClient", None)
-    if aiohttp_client is not None and importlib.util.find_spec("aiohttp") is not None:
-        return aiohttp_client
-    return openai.DefaultAsyncHttpxClient
-
-
-@cache
-def _httpx() -> Any:
-    """The httpx package the SDK is built on (httpx2 from openai 3, httpx before)."""
-    base = next(c for c in openai.DefaultAsyncHttpxClient.__mro__ if c.__name__ == "AsyncClient")
-    return importlib.import_module(base.__module__.partition(".")[0])
+        if self._transport is not None:
+            await self._transport.aclose()
+            self._transport = None
