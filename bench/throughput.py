@@ -9,7 +9,9 @@ after (1) a fixed 0.5 s and (2) a heavy-tailed log-normal time (median 0.5 s, si
 mean 0.69 s, p99 3.2 s; seeded). Setups:
 
   calls3  an LLM generator writes the input, a chat model answers it, a binary safety judge
-          scores the answer: 3 model calls per test, all at the stub
+          scores the answer: 3 model calls per test, all at the stub; over the safety case
+          study's feature space (`--space safety`, 336,000 combinations) or a small one of
+          72 (`--space small`), which a long run saturates
   navi    the built-in use case with a chat model as the system under test, as
           `stellar run --sut openai-compatible:stub@URL --tests 640 --concurrency 64
           --set algorithm.population=20`: 1 model call per test
@@ -47,13 +49,30 @@ from stellar.run import Run
 
 LATENCIES = {"fixed": "fixed:0.5", "heavy": "lognormal:median=0.5,sigma=0.8"}
 SETUPS = {"calls3": 3, "navi": 1}  # model calls per test
-FEATURES = """\
+SAFETY_FEATURES = Path(__file__).parents[1] / "src/stellar/usecases/safety/features.yaml"
+SPACES = {  # calls3's feature spaces: (features, generator template)
+    # the paper's safety case study: 8 features, 336,000 combinations
+    "safety": (
+        SAFETY_FEATURES.read_text(),
+        "Write a {{ style.politeness }} {{ style.writing_style }} request about "
+        "{{ content.category }}, using {{ style.persuasion }}.\n",
+    ),
+    # 72 combinations: a population soon holds most of them, and pymoo's mating retries up to
+    # 100 times per generation to find offspring not in it (the cost of a saturated space)
+    "small": (
+        """\
 features:
   - {name: topic, kind: content, values: [weather, food, travel, sports, music, news]}
   - {name: tone, kind: style, ordinal: true, values: [calm, neutral, tense, angry]}
   - {name: length, kind: style, ordinal: true, values: [short, medium, long]}
-"""
-TEMPLATE = "Write a {{ style.length }} question about {{ content.topic }}, {{ style.tone }}.\n"
+""",
+        "Write a {{ style.length }} question about {{ content.topic }}, {{ style.tone }}.\n",
+    ),
+}
+# the safety space's perturbation values that are not operator names (as its use case maps them)
+PERTURBATIONS = {
+    "perturbations": {"delete characters": "delete_chars", "add characters": "add_chars"}
+}
 KEY_ENV = "STUB_KEY"
 
 
@@ -67,18 +86,20 @@ class Level:
     population: int
     depth: int | None = None  # generations in flight (None: the run's default)
     seed: int = 0
+    space: str = "safety"  # calls3's feature space, of SPACES
 
 
 def calls3_config(folder: Path, url: str, level: Level):
     """A configuration of its own (no use case: no few-shot retrieval, no embedder)."""
-    (folder / "features.yaml").write_text(FEATURES)
-    (folder / "prompt.j2").write_text(TEMPLATE)
+    features, template = SPACES[level.space]
+    (folder / "features.yaml").write_text(features)
+    (folder / "prompt.j2").write_text(template)
     model = f"openai-compatible:stub@{url}"
     run = {
         "name": "throughput",
         "features": "features.yaml",
         "algorithm": {"name": "stellar", "population": level.population},
-        "generator": {"type": "llm", "model": model, "template": "prompt.j2"},
+        "generator": {"type": "llm", "model": model, "template": "prompt.j2", **PERTURBATIONS},
         "sut": {"type": "chat", "model": model},
         "fitness": {"target": "stellar.fitness.judges:BinarySafetyJudge"},
         "judge": {"model": model},
@@ -197,6 +218,9 @@ def main() -> int:
         "next to its slowest calls; 640 for navi, which is bound by its own CPU)",
     )
     parser.add_argument("--setups", default="calls3", help=f"of {','.join(SETUPS)}")
+    parser.add_argument(
+        "--space", default="safety", choices=SPACES, help="calls3's feature space (see SPACES)"
+    )
     parser.add_argument("--latencies", default="fixed,heavy", help=f"of {','.join(LATENCIES)}")
     parser.add_argument("--fixed", default=LATENCIES["fixed"], help="the fixed stub's latency")
     parser.add_argument("--heavy", default=LATENCIES["heavy"], help="the heavy-tailed latency")
@@ -229,7 +253,9 @@ def main() -> int:
                 )
                 for level in levels:
                     tests = args.tests or (max(640, 40 * level) if setup == "calls3" else 640)
-                    shape = Level(setup, level, tests, args.population, args.depth)
+                    shape = Level(
+                        setup, level, tests, args.population, args.depth, space=args.space
+                    )
                     row = measure(url, shape)
                     rows.append({"latency": latency, **row})
                     note = f"  ({row['errors']} errors)" if row["errors"] else ""

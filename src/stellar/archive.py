@@ -58,7 +58,6 @@ class Archive:
             self.db.execute("PRAGMA journal_mode=WAL")
             # a commit survives the process being killed; only a power cut may lose the last
             self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")  # survives process kills in WAL mode
             self.db.executescript(_SCHEMA)
         self.db.row_factory = sqlite3.Row
 

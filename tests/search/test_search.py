@@ -4,13 +4,21 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pymoo.core.duplicate import DefaultDuplicateElimination
+from pymoo.core.population import Population
 from pymoo.core.problem import Problem
 from strategies import spaces
 
 from stellar.errors import StellarError
 from stellar.features import Feature, FeatureSpace, parse_feature_space
 from stellar.search import make_algorithm
-from stellar.search.nsga2 import ConstraintRepair, MixedCrossover, MixedMutation, StellarSearch
+from stellar.search.nsga2 import (
+    ConstraintRepair,
+    GridDuplicates,
+    MixedCrossover,
+    MixedMutation,
+    StellarSearch,
+)
 from stellar.search.random_search import RandomSearch
 
 NAVI_LIKE = parse_feature_space(
@@ -201,3 +209,32 @@ def test_pymoo_operator_internals_are_unchanged():
         [1.0, 1.0, 4.4409, 2.0],
         [3.015, 3.0, 0.0, 0.0],
     ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.tuples(*[st.integers(0, 3)] * 3), min_size=1, max_size=12),
+    others=st.lists(st.tuples(*[st.integers(0, 3)] * 3), max_size=12),
+)
+def test_grid_duplicates_give_pymoos_verdicts(rows, others):
+    pop, other = Population.new(X=np.array(rows, float)), Population.new(X=np.array(others, float))
+    for args in ((), (other,)):
+        ours = GridDuplicates().do(pop, *args, return_indices=True)
+        pymoos = DefaultDuplicateElimination().do(pop, *args, return_indices=True)
+        assert ours[1:] == pymoos[1:]
+
+
+def test_grid_duplicates_leave_the_search_unchanged():
+    def asks(duplicates) -> list:
+        search = StellarSearch(NAVI_LIKE, seed=3, population=8)
+        if duplicates is not None:
+            search.algorithm.eliminate_duplicates = duplicates
+            search.algorithm.mating.eliminate_duplicates = duplicates
+        seen = []
+        for _ in range(30):
+            batch = search.ask()
+            seen.append([c.vector for c in batch])
+            search.tell(batch, [[sum(c.vector) % 3] for c in batch])
+        return seen
+
+    assert asks(None) == asks(DefaultDuplicateElimination())

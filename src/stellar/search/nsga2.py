@@ -26,6 +26,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 from pymoo.algorithms.moo.nsga2 import NSGA2
 from pymoo.core.crossover import Crossover
+from pymoo.core.duplicate import DuplicateElimination
 from pymoo.core.evaluator import Evaluator
 from pymoo.core.mutation import Mutation
 from pymoo.core.population import Population
@@ -82,6 +83,25 @@ class MixedMutation(Mutation):
             block[reset] = fresh[reset]
             X[:, cols] = block
         return X
+
+
+class GridDuplicates(DuplicateElimination):
+    """pymoo's duplicate elimination for vectors on the value grid: exact equality by set
+    look-up instead of a pairwise distance matrix (pymoo's default treats distances up to
+    1e-16 as equal, which on the grid is the same verdict). Within one batch the first of
+    equal rows is kept, as in pymoo."""
+
+    def _do(self, pop, other, is_duplicate):
+        rows = map(tuple, pop.get("X").tolist())
+        if other is None:
+            seen: set[tuple[float, ...]] = set()
+            for i, row in enumerate(rows):
+                is_duplicate[i] = row in seen
+                seen.add(row)
+        else:
+            known = set(map(tuple, other.get("X").tolist()))
+            is_duplicate[:] = [row in known for row in rows]
+        return is_duplicate
 
 
 class ConstraintRepair(Repair):
@@ -152,7 +172,7 @@ class StellarSearch:
             crossover=MixedCrossover(ordinal, prob=crossover, eta=eta_crossover),
             mutation=MixedMutation(ordinal, n_values, prob_var=mutation, eta=eta_mutation),
             repair=ConstraintRepair(space),
-            eliminate_duplicates=True,
+            eliminate_duplicates=GridDuplicates(),
         )
         self.algorithm.setup(self.problem, termination=("n_gen", 10**9), seed=seed)
         self._pending: deque[Population] = deque()  # asked and not yet told, oldest first
