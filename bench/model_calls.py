@@ -6,7 +6,7 @@
 ``concurrency`` tasks call ``ModelClient.complete`` (no cache, judge-sized requests, one in
 two with a JSON schema) against the stub server in its own process; the endpoint allows
 ``concurrency`` requests in flight. Printed: calls per second, and this process's CPU time
-per call (the client, the openai SDK and HTTP; "kernel": the part spent in the kernel, e.g.
+per call (the client, its transport and HTTP; "kernel": the part spent in the kernel, e.g.
 loopback TCP). A warm-up round opens the connections first.
 """
 

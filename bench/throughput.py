@@ -20,7 +20,7 @@ Per concurrency level: tests; wall time of the search (models and embedders are 
 before it starts); the endpoint limit = calls x mean latency / concurrency, with the calls
 and the latency they were served counted by the stub; the share of that limit reached
 (limit / wall); framework CPU ms per test: this process's CPU time (all its threads: STELLAR,
-the openai SDK, HTTP, and in `navi` the use case's own embedding work) during the search,
+the model transport, HTTP, and in `navi` the use case's own embedding work) during the search,
 per test. The endpoint's concurrency limit is set to the level, so only the run limits it.
 Each level runs in a fresh process after a warm-up run of one population with another seed,
 so that no cache filled by an earlier level's inputs (the same seed asks the same inputs)
