@@ -56,12 +56,16 @@ class EndpointClient:
     def _open(self) -> DirectPost | SdkPost:
         e, s = self.endpoint, self.endpoint.settings
         tls = httpx().create_ssl_context(trust_env=True)  # the SDK's certificates
-        common: dict[str, Any] = {"api_key": e.api_key, "timeout": s.timeout, "max_retries": 0}
+        limits = httpx().Limits(max_connections=s.concurrency)  # used by Azure's requests only
+        common: dict[str, Any] = {
+            "api_key": e.api_key,
+            "timeout": s.timeout,
+            "max_retries": 0,
+            "http_client": openai.DefaultAsyncHttpxClient(limits=limits, verify=tls),
+        }
         if e.provider == "azure":
-            limits = httpx().Limits(max_connections=s.concurrency)
-            http = openai.DefaultAsyncHttpxClient(limits=limits, verify=tls)
             azure = openai.AsyncAzureOpenAI(
-                azure_endpoint=e.base_url, api_version=e.api_version, http_client=http, **common
+                azure_endpoint=e.base_url, api_version=e.api_version, **common
             )
             self._transport = SdkPost(azure)
         else:

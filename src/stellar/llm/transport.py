@@ -54,7 +54,7 @@ class DirectPost:
     def __init__(
         self, sdk: openai.AsyncOpenAI, connections: int, tls: ssl.SSLContext, timeout: float
     ) -> None:
-        self.base = str(sdk.base_url).rstrip("/")
+        self.sdk, self.base = sdk, str(sdk.base_url).rstrip("/")
         headers = {**sdk.default_headers, **sdk.auth_headers}
         self.headers = {k: v for k, v in headers.items() if isinstance(v, str)}  # no Omit
         self.connections, self.tls, self.timeout = connections, tls, timeout
@@ -93,6 +93,7 @@ class DirectPost:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        await self.sdk.close()
 
 
 def status_error(url: str, status: int, headers: dict[str, str], raw: bytes) -> openai.APIError:
