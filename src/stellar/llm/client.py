@@ -260,8 +260,8 @@ def _message(exc: Exception, limit: int | None = 200) -> str:
 
 
 def _unreachable(exc: Exception) -> bool:
-    """A connection that failed outright, not a slow answer; the SDK's aiohttp client reports a
-    refused connection as a timeout, so its causes are searched for the refusal."""
+    """A connection that failed outright, not a slow answer; an HTTP client may report a refused
+    connection as a timeout, so its causes are searched for the refusal."""
     if type(exc) is openai.APIConnectionError:
         return True
     cause = exc.__cause__ or exc.__context__
