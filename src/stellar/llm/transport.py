@@ -1,13 +1,13 @@
 """How an endpoint's requests travel: straight over aiohttp, or through the openai SDK.
 
 The SDK's ``post`` turns every call into request options, an httpx request and an httpx
-response around its aiohttp transport: about 1.3 ms of CPU per call on 2 cores, three times
-the HTTP exchange itself (``bench/model_calls.py``). OpenAI and OpenAI-compatible endpoints
-therefore post their JSON through one aiohttp session, with the URL and headers the SDK
-client would send (its public ``base_url``, ``default_headers`` and ``auth_headers``), and
-turn an error reply into the SDK's own exception types, so that retries, messages and key
-checks behave as they do through the SDK. Azure endpoints, whose URLs and keys the SDK
-rewrites per deployment, go through the SDK.
+response around its HTTP client: 1.9 ms of CPU per call at 64 calls in flight on 2 cores,
+against 0.5-0.6 ms for the same call over aiohttp alone (``bench/model_calls.py``).
+OpenAI and OpenAI-compatible endpoints therefore post their JSON through one aiohttp
+session, with the URL and headers the SDK client would send (its public ``base_url``,
+``default_headers`` and ``auth_headers``), and turn an error reply into the SDK's own
+exception types, so that retries, messages and key checks behave as through the SDK.
+Azure endpoints, whose URLs and keys the SDK rewrites per deployment, go through the SDK.
 """
 
 from __future__ import annotations
@@ -66,9 +66,10 @@ class DirectPost:
         url = self.base + path
         session = self._session or self._open()
         try:
-            data, headers = json.dumps(body).encode(), self.headers
-            async with session.post(url, data=data, headers=headers, proxy=self.proxy) as response:
-                status, headers, raw = response.status, response.headers, await response.read()
+            data = json.dumps(body).encode()
+            sent = session.post(url, data=data, headers=self.headers, proxy=self.proxy)
+            async with sent as reply:
+                status, headers, raw = reply.status, reply.headers, await reply.read()
         except TimeoutError as exc:
             raise openai.APITimeoutError(request=_request(url)) from exc
         except aiohttp.ClientError as exc:
