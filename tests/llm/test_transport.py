@@ -104,6 +104,9 @@ async def test_a_hanging_server_is_a_timeout_and_a_closed_port_a_connection_erro
 
 
 def test_proxies_come_from_the_environment_once(monkeypatch):
+    for name in ("http", "https", "all", "no"):  # whatever the machine running the tests sets
+        monkeypatch.delenv(f"{name}_proxy", raising=False)
+        monkeypatch.delenv(f"{name.upper()}_PROXY", raising=False)
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
     monkeypatch.setenv("NO_PROXY", "internal.example")
     assert env_proxy("https://api.openai.com/v1") == "http://proxy.example:3128"
