@@ -5,12 +5,12 @@ Clients of the same endpoint share its transport, one concurrency limit and one
 requests/tokens-per-minute limiter (``aiolimiter``). Requests carry a plain JSON body and
 come back as plain JSON (:mod:`stellar.llm.transport`): the typed parameter transform and
 the pydantic reply objects of the SDK's ``chat.completions.create`` cost more CPU than the
-HTTP exchange. The SDK's own retries are off: this
-module retries 408, 409, 429, 5xx, timeouts and connection errors with exponential backoff
-and full jitter, waiting what a ``Retry-After`` header asks for, so that every retry is
-counted in the usage of the test that made it. An error that rejects the requested
-``response_format`` is no retry: the endpoint steps down a structured-output level
-(:mod:`stellar.llm.structured`) and asks again at once."""
+HTTP exchange. The SDK's own retries are off: this module retries 408, 409, 429, 5xx,
+timeouts and connection errors with exponential backoff and full jitter, waiting what a
+``Retry-After`` header asks for, so that every retry is counted in the usage of the test
+that made it. An error that rejects the requested ``response_format`` is no retry: the
+endpoint steps down a structured-output level (:mod:`stellar.llm.structured`) and asks
+again at once."""
 
 from __future__ import annotations
 
