@@ -11,12 +11,12 @@ the Vargha-Delaney A12 effect size of STELLAR over random search.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import statistics
 import sys
 import tempfile
 import time
 
+from stellar import event_loop
 from stellar.analysis.metrics import run_metrics
 from stellar.analysis.statistics import a12, a12_magnitude, mann_whitney
 from stellar.config import load_config
@@ -45,7 +45,7 @@ def main() -> int:
                 "budget.time": None,
                 "out": out,
             }
-            summary = asyncio.run(Run(load_config(args.config, overrides)).execute())
+            summary = event_loop.run(Run(load_config(args.config, overrides)).execute())
             metrics = run_metrics(summary.run_dir)
             found[algorithm].append(metrics.unique_failures)
             ratios[algorithm].append(metrics.failure_ratio)

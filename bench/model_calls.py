@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 
+from stellar import event_loop
 from stellar.llm.client import Models
 from stellar.llm.models import EndpointSettings, LLMSettings
 
@@ -80,7 +81,7 @@ def main() -> int:
         url = stub.stdout.readline().strip()
         print(f"{'concurrency':>11} {'calls':>6} {'calls/s':>8} {'CPU ms/call':>12} {'kernel':>7}")
         for level in map(int, args.levels.split(",")):
-            rate, cpu_ms, kernel_ms = asyncio.run(measure(url, level, args.calls))
+            rate, cpu_ms, kernel_ms = event_loop.run(measure(url, level, args.calls))
             print(
                 f"{level:>11} {args.calls:>6} {rate:>8.0f} {cpu_ms:>12.3f} {kernel_ms:>7.3f}",
                 flush=True,

@@ -30,7 +30,6 @@ makes it cheaper. `--depth` sets the generations in flight (default: the run's o
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import multiprocessing
 import os
@@ -44,6 +43,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from stellar import event_loop
 from stellar.config import load_config
 from stellar.run import Run
 
@@ -163,10 +163,10 @@ def measure_here(url: str, level: Level) -> dict:
     make = calls3_config if level.setup == "calls3" else navi_config
     warm_up = replace(level, tests=level.population, seed=level.seed + 1)
     with tempfile.TemporaryDirectory() as folder:
-        asyncio.run(search(make(Path(folder), url, warm_up)))  # imports, first connections
+        event_loop.run(search(make(Path(folder), url, warm_up)))  # imports, first connections
         config = make(Path(folder), url, level)
         before = stub_stats(url)
-        summary, wall, cpu = asyncio.run(search(config))
+        summary, wall, cpu = event_loop.run(search(config))
         after = stub_stats(url)
     calls = after["requests"] - before["requests"]
     answered = after["answered"] - before["answered"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import asdict, fields, is_dataclass
@@ -41,6 +42,8 @@ CREATE VIEW failures AS
       AND COALESCE(verdicts.failed, tests.failed) = 1
       AND COALESCE(verdicts.excluded, tests.excluded) = 0;
 """
+# what `clean` removes, raw or as json.dumps escapes it (a false alarm only costs a `clean`)
+_UNCLEAN = re.compile(r"[\x00\ud800-\udfff]|\\u(?:0000|d[89a-f])")
 _JOINED = ", ".join(f'verdicts."{c}" AS "verdict_{c}"' for c in VERDICT_COLUMNS)
 
 
@@ -72,11 +75,10 @@ class Archive:
 
     def add(self, record: TestRecord) -> int:
         """Store ``record`` (its text cleaned in place first, see :mod:`stellar.untrusted`)."""
-        clean(record)
-        row = {column: getattr(record, column) for column in COLUMNS}
-        for key in JSON_COLUMNS:
-            row[key] = json.dumps(row[key], default=_plain)
-        row["status"] = str(record.status)
+        row = _row(record)
+        if any(isinstance(value, str) and _UNCLEAN.search(value) for value in row.values()):
+            clean(record)  # rare; the search alone costs a tenth of the cleaning
+            row = _row(record)
         with self.db:
             cur = self.db.execute(
                 f"INSERT INTO tests ({_QUOTED}) VALUES ({', '.join('?' for _ in COLUMNS)})",
@@ -149,6 +151,14 @@ class Archive:
 def _plain(value: Any) -> Any:
     """JSON for what ``json`` cannot write: dataclasses as objects, the rest as text."""
     return asdict(value) if is_dataclass(value) and not isinstance(value, type) else str(value)
+
+
+def _row(record: TestRecord) -> dict[str, Any]:
+    row = {column: getattr(record, column) for column in COLUMNS}
+    for key in JSON_COLUMNS:
+        row[key] = json.dumps(row[key], default=_plain)
+    row["status"] = str(record.status)
+    return row
 
 
 def clean(record: TestRecord) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from stellar import event_loop
 from stellar.errors import StellarError, Terminated
 from stellar.rundir import read_summary
 from stellar.termination import StopReason
@@ -180,7 +181,7 @@ def run_one(
         return await run.execute()
 
     try:
-        return asdict(asyncio.run(execute()))
+        return asdict(event_loop.run(execute()))
     finally:
         _idle_ignores_signals()
 

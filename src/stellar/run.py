@@ -10,6 +10,7 @@ the same seed gives the same archive however long each call takes (docs/architec
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
 import os
 import time
@@ -134,10 +135,12 @@ class Run:
         try:
             return await self._execute()
         finally:
+            gc.unfreeze()
             self.lock.release()
 
     async def _execute(self) -> RunSummary:
         await self.prepare()
+        gc.freeze()  # what exists now lives as long as the run: no collection walks it
         cfg = self.config
         self.progress.started = time.monotonic()
         with Archive(self.run_dir / ARCHIVE_NAME) as archive:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from dataclasses import asdict
 from pathlib import Path
 
 from rich.table import Table
 
+from stellar import event_loop
 from stellar.analysis.calibration import (
     Calibration,
     calibrate,
@@ -72,7 +72,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     }
     config = load_config(args.use_case, overrides, settings(args))
     with status(False, f"judging {len(rows)} labelled answers"):
-        report = asyncio.run(calibrate(config, spec, rows, str(labels)))
+        report = event_loop.run(calibrate(config, spec, rows, str(labels)))
     print_calibration(report, constant_dimensions(rows, spec.dimensions))
     if args.json:
         args.json.write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")

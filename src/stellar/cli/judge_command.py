@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 
+from stellar import event_loop
 from stellar.cli.options import OFFLINE
 from stellar.cli.output import JudgingProgress, console, print_summary, progress_bar, shown
 from stellar.config import load_config
@@ -63,6 +63,6 @@ def cmd_judge(args: argparse.Namespace) -> int:
     judging = JudgingProgress(progress)
     console.print(f"[bold]stellar judge[/] {shown(args.run_dir)}")
     with progress:
-        summary = asyncio.run(judge_run_dir(args.run_dir, config, judging.update, args.all))
+        summary = event_loop.run(judge_run_dir(args.run_dir, config, judging.update, args.all))
     print_summary(summary, args.show)
     return 0

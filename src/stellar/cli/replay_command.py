@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 
 from rich.table import Table
 
+from stellar import event_loop
 from stellar.cli.ci_options import add_ci_flags, gate_exit
 from stellar.cli.options import OFFLINE, add_option_flags, settings, sut_choice
 from stellar.cli.output import (
@@ -130,7 +130,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     )
     try:
         with progress:
-            result = asyncio.run(replay(config, source, args.repeat, on_record=update))
+            result = event_loop.run(replay(config, source, args.repeat, on_record=update))
     except KeyboardInterrupt:
         console.print("[yellow]Interrupted[/]: the tests sent so far are in the new run directory")
         return 130

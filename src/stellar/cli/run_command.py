@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.progress import Progress
 
+from stellar import event_loop
 from stellar.cli.ci_options import add_ci_flags, gate_exit
 from stellar.cli.options import (
     add_command,
@@ -158,7 +159,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"[bold]stellar[/] {config.name}: algorithm {config.algorithm.name}, "
         f"seed {config.seed}, {doing} {shown(run.run_dir)}"
     )
-    summary = asyncio.run(execute(run, progress, args.quiet))
+    summary = event_loop.run(execute(run, progress, args.quiet))
     print_summary(summary, args.show)
     from stellar.analysis.html_report import write_report  # pandas, matplotlib: when needed
 

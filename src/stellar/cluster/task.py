@@ -14,6 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from stellar import event_loop
 from stellar.cluster.pack import pack, unpack
 from stellar.experiment import Plan, counts, run_config
 from stellar.rundir import ARCHIVE_NAME
@@ -79,7 +80,7 @@ def _run(
         )
         return await run.execute()
 
-    return asdict(asyncio.run(go()))
+    return asdict(event_loop.run(go()))
 
 
 class Reporter:

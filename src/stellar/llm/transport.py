@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import openai
+import orjson
 
 STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
     400: openai.BadRequestError,
@@ -66,8 +67,7 @@ class DirectPost:
         url = self.base + path
         session = self._session or self._open()
         try:
-            data = json.dumps(body).encode()
-            sent = session.post(url, data=data, headers=self.headers, proxy=self.proxy)
+            sent = session.post(url, data=encode(body), headers=self.headers, proxy=self.proxy)
             async with sent as reply:
                 status, headers, raw = reply.status, reply.headers, await reply.read()
         except TimeoutError as exc:
@@ -75,10 +75,7 @@ class DirectPost:
         except aiohttp.ClientError as exc:
             raise openai.APIConnectionError(message=str(exc), request=_request(url)) from exc
         if 200 <= status < 300:
-            try:
-                return json.loads(raw)
-            except ValueError:  # not JSON: the caller reports it as no chat completion
-                return raw.decode(errors="replace")
+            return parse_reply(raw)
         raise status_error(url, status, dict(headers), raw)
 
     def _open(self) -> aiohttp.ClientSession:
@@ -112,6 +109,27 @@ def status_error(url: str, status: int, headers: dict[str, str], raw: bytes) -> 
     if kind is None:
         kind = openai.InternalServerError if status >= 500 else openai.APIStatusError
     return kind(message, response=response, body=error)
+
+
+def encode(body: dict[str, Any]) -> bytes:
+    """``body`` as JSON: by orjson, or by json where a text holds a lone surrogate (an
+    answer quoted to a judge may), which orjson refuses."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        return json.dumps(body).encode()
+
+
+def parse_reply(raw: bytes) -> Any:
+    """A reply's JSON, or its text where it is not JSON (reported as no chat completion).
+    orjson parses 3-5x faster than json, but refuses lone surrogates, which JSON allows."""
+    try:
+        return orjson.loads(raw)
+    except ValueError:
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.decode(errors="replace")
 
 
 def env_proxy(url: str) -> str | None:
