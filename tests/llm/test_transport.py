@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import ssl
+import subprocess
+from pathlib import Path
 
 import openai
 import pytest
 
 from stellar.llm.stub_server import Fail, Hang, StubLLMServer
-from stellar.llm.transport import DirectPost, env_proxy
+from stellar.llm.transport import DirectPost, env_certificates, env_proxy
 
 PATH = "/chat/completions"
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.0}
@@ -38,7 +41,7 @@ class Recording(StubLLMServer):
 
 def clients(url: str, timeout: float = 30.0) -> tuple[openai.AsyncOpenAI, DirectPost]:
     sdk = openai.AsyncOpenAI(api_key="test-key", base_url=url, max_retries=0, timeout=timeout)
-    return sdk, DirectPost(sdk, 4, ssl.create_default_context(), timeout)
+    return sdk, DirectPost(sdk, 4, timeout)
 
 
 async def both(url: str, body: dict = BODY, timeout: float = 30.0) -> list:
@@ -112,3 +115,72 @@ def test_proxies_come_from_the_environment_once(monkeypatch):
     assert env_proxy("https://api.openai.com/v1") == "http://proxy.example:3128"
     assert env_proxy("https://internal.example/v1") is None
     assert env_proxy("http://127.0.0.1:8000/v1") is None  # no HTTP_PROXY
+
+
+async def test_requests_go_through_the_proxy_the_environment_names(monkeypatch):
+    for name in ("http", "https", "all", "no"):
+        monkeypatch.delenv(f"{name}_proxy", raising=False)
+        monkeypatch.delenv(f"{name.upper()}_PROXY", raising=False)
+    with StubLLMServer() as proxy:  # a proxy gets the full URL in its request line
+        monkeypatch.setenv("HTTP_PROXY", proxy.url.removesuffix("/v1"))
+        _, direct = clients("http://llm.example.invalid/v1")
+        reply = await direct.post(PATH, BODY)
+        await direct.aclose()
+    assert reply["choices"][0]["message"]["content"]
+    assert proxy.paths == ["http://llm.example.invalid/v1/chat/completions"]
+
+
+def certificates(folder: Path) -> tuple[Path, Path, Path]:
+    """A CA and a server certificate for 127.0.0.1 it signed (rustls refuses a CA as server)."""
+    ca, key, cert = folder / "ca.pem", folder / "server.key", folder / "server.pem"
+    openssl = ["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj"]
+    subprocess.run(
+        [*openssl, "/CN=test CA", "-x509", "-keyout", folder / "ca.key", "-out", ca],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [*openssl, "/CN=127.0.0.1", "-keyout", key, "-out", folder / "server.csr"],
+        check=True,
+        capture_output=True,
+    )
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    subprocess.run(
+        [
+            *("openssl", "x509", "-req", "-in", folder / "server.csr", "-CA", ca, "-CAkey"),
+            *(folder / "ca.key", "-CAcreateserial", "-days", "2", "-out", cert),
+            *("-extfile", folder / "san.ext"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return ca, cert, key
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+async def test_https_trusts_what_ssl_cert_file_names_as_the_sdk_does(tmp_path, monkeypatch):
+    ca, cert, key = certificates(tmp_path)
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    with StubLLMServer(tls=tls) as server:
+        assert server.url.startswith("https://")
+        unknown = await both(server.url)
+        monkeypatch.setenv("SSL_CERT_FILE", str(ca))
+        trusted = await both(server.url)
+    assert [type(e) for e in unknown] == [openai.APIConnectionError] * 2
+    assert trusted[0] == trusted[1] and trusted[1]["choices"][0]["message"]["content"]
+
+
+def test_env_certificates_are_split_into_pem_blocks(tmp_path, monkeypatch):
+    block = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----"
+    (tmp_path / "bundle.pem").write_text(f"# two\n{block}\n{block.replace('AAAA', 'BBBB')}\n")
+    (tmp_path / "notes.txt").write_text("no certificate here")
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    assert env_certificates() == []
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path))
+    assert env_certificates() == [block.encode(), block.replace("AAAA", "BBBB").encode()]
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "notes.txt"))  # the file wins
+    assert env_certificates() == []

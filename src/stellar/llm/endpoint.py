@@ -56,7 +56,7 @@ class EndpointClient:
     def _open(self) -> DirectPost | SdkPost:
         e, s = self.endpoint, self.endpoint.settings
         tls = httpx().create_ssl_context(trust_env=True)  # the SDK's certificates
-        limits = httpx().Limits(max_connections=s.concurrency)  # used by Azure's requests only
+        limits = httpx().Limits(max_connections=s.concurrency)  # both used by Azure's requests only
         common: dict[str, Any] = {
             "api_key": e.api_key,
             "timeout": s.timeout,
@@ -70,7 +70,7 @@ class EndpointClient:
             self._transport = SdkPost(azure)
         else:
             sdk = openai.AsyncOpenAI(base_url=e.base_url, **common)
-            self._transport = DirectPost(sdk, s.concurrency, tls, s.timeout)
+            self._transport = DirectPost(sdk, s.concurrency, s.timeout)
         return self._transport
 
     async def aclose(self) -> None:

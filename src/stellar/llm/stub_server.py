@@ -20,6 +20,7 @@ import http
 import json
 import math
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -79,6 +80,7 @@ class StubLLMServer:
     ``latency`` (a :class:`Latency` or its text, ``lognormal:median=0.5,sigma=0.8``) replaces
     the fixed ``delay``; ``seed`` seeds its draws. ``rps`` (with ``burst``) and
     ``max_concurrent`` answer requests over the limit with 429 and the wait in ``Retry-After``.
+    ``tls`` (a server SSL context) serves HTTPS.
     """
 
     def __init__(
@@ -97,6 +99,7 @@ class StubLLMServer:
         structured: bool = True,
         reject_structured: str | None = None,
         keep_bodies: bool = True,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         if reject_structured is not None and reject_structured not in SERVER_KINDS:
             raise ValueError(f"unknown server kind {reject_structured!r}: {list(SERVER_KINDS)}")
@@ -118,6 +121,7 @@ class StubLLMServer:
         self.bodies: list[dict[str, Any]] = []
         self.paths: list[str] = []  # of chat requests, with their query
         self._due: dict[object, float] = {}  # requests in flight: when each answer is due
+        self.tls = tls  # serve HTTPS with this server context
         self._sock = socket.create_server((host, port), backlog=4096)
         self._loop = asyncio.new_event_loop()
         self._stopping = asyncio.Event()
@@ -128,7 +132,7 @@ class StubLLMServer:
     @property
     def url(self) -> str:
         host, port = self._sock.getsockname()[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{'https' if self.tls else 'http'}://{host}:{port}/v1"
 
     def start(self) -> StubLLMServer:
         ready = threading.Event()
@@ -221,7 +225,9 @@ class StubLLMServer:
 
     def _serve_forever(self, ready: threading.Event) -> None:
         asyncio.set_event_loop(self._loop)
-        start = asyncio.start_server(self._connection, sock=self._sock, limit=MAX_HEAD)
+        start = asyncio.start_server(
+            self._connection, sock=self._sock, limit=MAX_HEAD, ssl=self.tls
+        )
         self._server = self._loop.run_until_complete(start)
         ready.set()
         try:
