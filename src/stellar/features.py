@@ -80,7 +80,7 @@ class Feature:
 
     def decode(self, x: float) -> Value:
         n = len(self.values)
-        i = int(np.rint(x * n if self.ordinal else x))
+        i = int(round(x * n if self.ordinal else x))  # noqa: RUF046 (NumPy 1 gives a float)
         return self.values[min(max(i, 0), n - 1)]
 
 

@@ -78,14 +78,11 @@ def parse_reply(text: str, schema: type[T]) -> T:
         raise ValueError("; ".join(problems)) from None
 
 
+@functools.cache
 def strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON Schema in the strict form structured-output endpoints require:
-    every property required, no additional properties (also in nested definitions)."""
-    return copy.deepcopy(_strict_schema(schema))  # built once per model class
-
-
-@functools.cache
-def _strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    every property required, no additional properties (also in nested definitions).
+    Built once per model class and shared by every request: read it, never change it."""
     result = copy.deepcopy(schema.model_json_schema())
     for node in [result, *result.get("$defs", {}).values()]:
         if node.get("type") == "object" and "properties" in node:

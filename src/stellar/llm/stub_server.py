@@ -79,9 +79,8 @@ class StubLLMServer:
 
     ``latency`` (a :class:`Latency` or its text, ``lognormal:median=0.5,sigma=0.8``) replaces
     the fixed ``delay``; ``seed`` seeds its draws. ``rps`` (with ``burst``) and
-    ``max_concurrent`` answer requests over the limit with 429 and the wait in ``Retry-After``.
-    ``tls`` (a server SSL context) serves HTTPS.
-    """
+    ``max_concurrent`` answer requests over the limit with 429 and the wait in ``Retry-After``;
+    ``tls`` (a server SSL context) serves HTTPS."""
 
     def __init__(
         self,
@@ -113,15 +112,13 @@ class StubLLMServer:
         self.rate = RequestRate(rps, burst) if rps else None
         self.max_concurrent = max_concurrent
         self.structured = structured  # False: reject json_schema with a plain 400
-        self.reject_structured = reject_structured
-        self.keep_bodies = keep_bodies
+        self.reject_structured, self.keep_bodies, self.tls = reject_structured, keep_bodies, tls
         self.requests = self.answered = self.rate_limited = 0
         self.in_flight = self.max_in_flight = 0
         self.latency_sum = 0.0  # seconds of latency served to answered requests
         self.bodies: list[dict[str, Any]] = []
         self.paths: list[str] = []  # of chat requests, with their query
         self._due: dict[object, float] = {}  # requests in flight: when each answer is due
-        self.tls = tls  # serve HTTPS with this server context
         self._sock = socket.create_server((host, port), backlog=4096)
         self._loop = asyncio.new_event_loop()
         self._stopping = asyncio.Event()
@@ -225,9 +222,8 @@ class StubLLMServer:
 
     def _serve_forever(self, ready: threading.Event) -> None:
         asyncio.set_event_loop(self._loop)
-        start = asyncio.start_server(
-            self._connection, sock=self._sock, limit=MAX_HEAD, ssl=self.tls
-        )
+        connect, sock, tls = self._connection, self._sock, self.tls
+        start = asyncio.start_server(connect, sock=sock, limit=MAX_HEAD, ssl=tls)
         self._server = self._loop.run_until_complete(start)
         ready.set()
         try:
