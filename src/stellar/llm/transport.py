@@ -1,9 +1,9 @@
 """How an endpoint's requests travel: straight over pyreqwest, or through the openai SDK.
 
 The SDK's ``post`` turns every call into request options, an httpx request and an httpx
-response around its HTTP client: 1.9 ms of CPU per call at 64 calls in flight on 2 cores,
-against 0.5 ms over aiohttp and 0.22-0.25 ms over pyreqwest (Rust's reqwest, whose HTTP
-and TLS run outside the interpreter; ``bench/model_calls.py``).
+response around its HTTP client: the model client cost 1.9 ms of CPU per call at 64 calls
+in flight on 2 cores, against 0.53 ms over aiohttp and 0.31 ms over pyreqwest (Rust's
+reqwest, whose HTTP and TLS run outside the interpreter; ``bench/model_calls.py``).
 OpenAI and OpenAI-compatible endpoints therefore post their JSON through one pyreqwest
 client, with the URL and headers the SDK client would send (its public ``base_url``,
 ``default_headers`` and ``auth_headers``), and turn an error reply into the SDK's own
