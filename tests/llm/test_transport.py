@@ -104,6 +104,7 @@ async def test_a_hanging_server_is_a_timeout_and_a_closed_port_a_connection_erro
         port = free.getsockname()[1]
     _, direct = await both(f"http://127.0.0.1:{port}/v1")
     assert type(direct) is openai.APIConnectionError
+    assert str(direct).startswith("connection error: ") and "refused" in str(direct)
 
 
 def test_proxies_come_from_the_environment_once(monkeypatch):

@@ -77,7 +77,7 @@ class DirectPost:
         except TimeoutError as exc:  # pyreqwest's timeouts are TimeoutErrors
             raise openai.APITimeoutError(request=_request(url)) from exc
         except PyreqwestError as exc:
-            raise openai.APIConnectionError(message=str(exc), request=_request(url)) from exc
+            raise openai.APIConnectionError(message=_reason(exc), request=_request(url)) from exc
         if 200 <= reply.status < 300:
             return parse_reply(raw)
         raise status_error(url, reply.status, dict(reply.headers.items()), raw)
@@ -165,6 +165,13 @@ def env_certificates() -> list[bytes]:
         with contextlib.suppress(OSError, UnicodeDecodeError):
             blocks += _PEM.findall(path.read_text())
     return [block.encode() for block in blocks]
+
+
+def _reason(exc: PyreqwestError) -> str:
+    """ "connection error: Connection refused (os error 111)": the error and its root cause."""
+    causes = (getattr(exc, "details", None) or {}).get("causes") or []
+    root = causes[-1].get("message") if causes and isinstance(causes[-1], dict) else None
+    return f"{exc.message}: {root}" if root else exc.message
 
 
 def _request(url: str) -> Any:
