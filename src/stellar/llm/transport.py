@@ -70,8 +70,8 @@ class DirectPost:
     async def post(self, path: str, body: dict[str, Any]) -> Any:
         """The JSON reply to ``body`` posted to ``path``; an error reply raises the SDK's error."""
         url = self.base + path
-        client = self._client or self._open()
-        try:
+        try:  # a bad proxy or certificate in the environment fails the client's build
+            client = self._client or self._open()
             reply = await client.post(url).body_bytes(encode(body)).build().send()
             raw = bytes(await reply.bytes())
         except TimeoutError as exc:  # pyreqwest's timeouts are TimeoutErrors
@@ -168,7 +168,7 @@ def env_certificates() -> list[bytes]:
 
 
 def _reason(exc: PyreqwestError) -> str:
-    """ "connection error: Connection refused (os error 111)": the error and its root cause."""
+    """The error and its root cause: "connection error: Connection refused (os error 111)"."""
     causes = (getattr(exc, "details", None) or {}).get("causes") or []
     root = causes[-1].get("message") if causes and isinstance(causes[-1], dict) else None
     return f"{exc.message}: {root}" if root else exc.message
