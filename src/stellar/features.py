@@ -157,6 +157,8 @@ class FeatureSpace:
     def decode(self, vector: Sequence[float]) -> dict[str, Value]:
         if len(vector) != len(self.features):
             raise ValueError(f"vector has {len(vector)} entries, space has {len(self.features)}")
+        if hasattr(vector, "tolist"):  # NumPy: Python floats are 5x faster to round
+            vector = vector.tolist()
         return {f.name: f.decode(x) for f, x in zip(self.features, vector, strict=True)}
 
     def apply_constraints(self, values: Mapping[str, Value]) -> dict[str, Value]:
