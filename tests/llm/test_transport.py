@@ -174,6 +174,17 @@ async def test_https_trusts_what_ssl_cert_file_names_as_the_sdk_does(tmp_path, m
     assert trusted[0] == trusted[1] and trusted[1]["choices"][0]["message"]["content"]
 
 
+async def test_a_malformed_proxy_is_a_connection_error_that_names_it(monkeypatch):
+    for name in ("http", "https", "all", "no"):
+        monkeypatch.delenv(f"{name}_proxy", raising=False)
+        monkeypatch.delenv(f"{name.upper()}_PROXY", raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://bad host:3128")
+    _, direct = clients("http://llm.example.invalid/v1")
+    with pytest.raises(openai.APIConnectionError, match="HTTP\\(S\\)_PROXY"):
+        await direct.post(PATH, BODY)
+    await direct.aclose()
+
+
 def test_env_certificates_are_split_into_pem_blocks(tmp_path, monkeypatch):
     block = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----"
     (tmp_path / "bundle.pem").write_text(f"# two\n{block}\n{block.replace('AAAA', 'BBBB')}\n")

@@ -70,8 +70,8 @@ class DirectPost:
     async def post(self, path: str, body: dict[str, Any]) -> Any:
         """The JSON reply to ``body`` posted to ``path``; an error reply raises the SDK's error."""
         url = self.base + path
-        try:  # a bad proxy or certificate in the environment fails the client's build
-            client = self._client or self._open()
+        client = self._client or self._open()
+        try:
             reply = await client.post(url).body_bytes(encode(body)).build().send()
             raw = bytes(await reply.bytes())
         except TimeoutError as exc:  # pyreqwest's timeouts are TimeoutErrors
@@ -90,11 +90,15 @@ class DirectPost:
             .default_headers(self.headers)
             .no_proxy()  # env_proxy's, not reqwest's own
         )
-        if self.proxy is not None:
-            builder = builder.proxy(ProxyBuilder.all(self.proxy))
-        for certificate in env_certificates():
-            builder = builder.add_root_certificate_pem(certificate)
-        self._client = builder.build()
+        try:  # pyreqwest refuses a malformed proxy URL or certificate with a ValueError
+            if self.proxy is not None:
+                builder = builder.proxy(ProxyBuilder.all(self.proxy))
+            for certificate in env_certificates():
+                builder = builder.add_root_certificate_pem(certificate)
+            self._client = builder.build()
+        except ValueError as exc:
+            problem = f"cannot set up HTTP ({exc}); check HTTP(S)_PROXY and SSL_CERT_FILE"
+            raise openai.APIConnectionError(message=problem, request=_request(self.base)) from exc
         return self._client
 
     async def aclose(self) -> None:
