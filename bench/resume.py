@@ -17,7 +17,6 @@ that a trial takes about a minute.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import random
 import shutil
 import signal
@@ -28,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from stellar import event_loop
 from stellar.archive import ARCHIVE_NAME
 from stellar.resume import archived_generations, resume_config
 from stellar.run import Run
@@ -116,9 +116,9 @@ def rebuild_once(run_dir: Path, saved: bool) -> str:
     tests = sum(r.executed for done in archived.values() for r in done.values())
     config = resume_config(run_dir, {"budget.tests": tests})
     run = Run(config, run_dir=run_dir, resume=True)
-    asyncio.run(run.prepare())  # loading models is not part of the rebuild
+    event_loop.run(run.prepare())  # loading models is not part of the rebuild
     began = time.perf_counter()
-    summary = asyncio.run(run.execute())
+    summary = event_loop.run(run.execute())
     total = time.perf_counter() - began
     return (
         f"{rows} archived rows ({tests} tests) in {len(archived)} generations, duplicates by "

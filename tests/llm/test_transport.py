@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from stellar.llm.stub_server import Fail, Hang, StubLLMServer
-from stellar.llm.transport import DirectPost, env_certificates, env_proxy
+from stellar.llm.transport import DirectPost, env_proxy
 
 PATH = "/chat/completions"
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.0}
@@ -185,14 +185,18 @@ async def test_a_malformed_proxy_is_a_connection_error_that_names_it(monkeypatch
     await direct.aclose()
 
 
-def test_env_certificates_are_split_into_pem_blocks(tmp_path, monkeypatch):
-    block = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----"
-    (tmp_path / "bundle.pem").write_text(f"# two\n{block}\n{block.replace('AAAA', 'BBBB')}\n")
-    (tmp_path / "notes.txt").write_text("no certificate here")
+async def test_a_machine_without_ca_certificates_still_reaches_its_endpoint(tmp_path, monkeypatch):
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
-    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
-    assert env_certificates() == []
-    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path))
-    assert env_certificates() == [block.encode(), block.replace("AAAA", "BBBB").encode()]
-    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "notes.txt"))  # the file wins
-    assert env_certificates() == []
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path))  # an empty store: certifi's roots remain
+    with StubLLMServer() as server:
+        via_sdk, direct = await both(server.url)
+    assert direct == via_sdk and direct["choices"][0]["message"]["content"]
+
+
+async def test_a_key_that_http_refuses_is_not_shown():
+    sdk = openai.AsyncOpenAI(api_key="sk-secret\n", base_url="http://127.0.0.1:9/v1")
+    direct = DirectPost(sdk, 4, 5.0)
+    with pytest.raises(openai.APIConnectionError) as raised:
+        await direct.post(PATH, BODY)
+    await direct.aclose()
+    assert "sk-secret" not in str(raised.value) and "cannot set up HTTP" in str(raised.value)

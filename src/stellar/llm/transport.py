@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
-import os
 import re
 import urllib.request
 from datetime import timedelta
@@ -25,11 +24,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import certifi
 import openai
 import orjson
 from pyreqwest.client import Client, ClientBuilder
 from pyreqwest.exceptions import PyreqwestError
 from pyreqwest.proxy import ProxyBuilder
+
+from stellar.llm.models import hide
 
 _PEM = re.compile(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.S)
 STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
@@ -83,21 +85,21 @@ class DirectPost:
         raise status_error(url, reply.status, dict(reply.headers.items()), raw)
 
     def _open(self) -> Client:
-        builder = (
-            ClientBuilder()
-            .max_connections(self.connections)
-            .timeout(timedelta(seconds=self.timeout))
-            .default_headers(self.headers)
-            .no_proxy()  # env_proxy's, not reqwest's own
-        )
-        try:  # pyreqwest refuses a malformed proxy URL or certificate with a ValueError
+        try:  # pyreqwest refuses a malformed header (a key with a newline) or proxy URL
+            builder = (
+                ClientBuilder()
+                .max_connections(self.connections)
+                .timeout(timedelta(seconds=self.timeout))
+                .default_headers(self.headers)
+                .no_proxy()  # env_proxy's, not reqwest's own
+            )
             if self.proxy is not None:
                 builder = builder.proxy(ProxyBuilder.all(self.proxy))
-            for certificate in env_certificates():
+            for certificate in certifi_roots():
                 builder = builder.add_root_certificate_pem(certificate)
             self._client = builder.build()
         except ValueError as exc:
-            problem = f"cannot set up HTTP ({exc}); check HTTP(S)_PROXY and SSL_CERT_FILE"
+            problem = hide(f"cannot set up HTTP ({exc}); check HTTP(S)_PROXY", self.sdk.api_key)
             raise openai.APIConnectionError(message=problem, request=_request(self.base)) from exc
         return self._client
 
@@ -155,20 +157,12 @@ def env_proxy(url: str) -> str | None:
     return urllib.request.getproxies().get(parts.scheme)
 
 
-def env_certificates() -> list[bytes]:
-    """The certificates that SSL_CERT_FILE or SSL_CERT_DIR name, one PEM block each, which the
-    SDK's httpx client trusts (reqwest trusts Mozilla's roots, as certifi does, besides)."""
-    if file := os.environ.get("SSL_CERT_FILE"):
-        paths = [Path(file)]
-    elif folder := os.environ.get("SSL_CERT_DIR"):
-        paths = sorted(p for p in Path(folder).iterdir() if p.is_file())
-    else:
-        return []
-    blocks = []
-    for path in paths:
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            blocks += _PEM.findall(path.read_text())
-    return [block.encode() for block in blocks]
+@cache
+def certifi_roots() -> tuple[bytes, ...]:
+    """certifi's certificates, the SDK's default trust, one PEM block each. reqwest trusts
+    them besides the system's store (or what SSL_CERT_FILE or SSL_CERT_DIR name, which it
+    reads itself), so that a machine without CA certificates can still build a client."""
+    return tuple(block.encode() for block in _PEM.findall(Path(certifi.where()).read_text()))
 
 
 def _reason(exc: PyreqwestError) -> str:
