@@ -113,8 +113,7 @@ class StubLLMServer:
         self.max_concurrent = max_concurrent
         self.structured = structured  # False: reject json_schema with a plain 400
         self.reject_structured, self.keep_bodies, self.tls = reject_structured, keep_bodies, tls
-        self.requests = self.answered = self.rate_limited = 0
-        self.in_flight = self.max_in_flight = 0
+        self.requests = self.answered = self.rate_limited = self.in_flight = self.max_in_flight = 0
         self.latency_sum = 0.0  # seconds of latency served to answered requests
         self.bodies: list[dict[str, Any]] = []
         self.paths: list[str] = []  # of chat requests, with their query
@@ -156,7 +155,6 @@ class StubLLMServer:
 
     def stats(self) -> dict[str, Any]:
         """Counts so far: what ``GET /v1/stats`` answers."""
-        mean = self.latency_sum / self.answered if self.answered else 0.0
         return {
             "requests": self.requests,
             "answered": self.answered,
@@ -164,7 +162,7 @@ class StubLLMServer:
             "in_flight": self.in_flight,
             "max_in_flight": self.max_in_flight,
             "latency_sum": self.latency_sum,
-            "latency_mean": mean,
+            "latency_mean": self.latency_sum / self.answered if self.answered else 0.0,
             "latency": str(self.latency),
         }
 
@@ -247,6 +245,8 @@ class StubLLMServer:
                 pass
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass  # the client went away or sent too much
+        except asyncio.CancelledError:
+            pass  # stopping (Python 3.11 logs a traceback for a cancelled connection task)
         finally:
             self._connections.discard(task)  # type: ignore[arg-type]
             writer.close()
