@@ -47,6 +47,21 @@ def test_any_real_vector_decodes_to_valid_values(space, data):
         f.index(values[f.name])  # raises if not a valid value
 
 
+@given(spaces(), st.data())
+def test_decoding_many_vectors_at_once_is_decoding_each(space, data):
+    # grid points, the midpoints between them (rounded half to even) and values off the bounds
+    floats = lambda f: st.one_of(  # noqa: E731
+        st.floats(-1, f.upper + 1, allow_nan=False),
+        st.integers(-1, 2 * len(f.values)).map(
+            lambda k: k / 2 / (len(f.values) if f.ordinal else 1)
+        ),
+    )
+    rows = data.draw(st.lists(st.tuples(*(floats(f) for f in space.features)), min_size=1))
+    X = np.array(rows, dtype=float)
+    assert space.candidates_from_vectors(X) == [space.candidate_from_vector(x) for x in X]
+    assert space.candidates_from_vectors(X) == space.candidates_from_vectors(X[::-1])[::-1]
+
+
 @settings(max_examples=200)
 @given(spaces(), st.randoms(use_true_random=False))
 def test_constraints_always_yield_valid_candidates(space, rnd):

@@ -40,6 +40,7 @@ from stellar.yaml_loading import read_yaml_file
 Kind = Literal["style", "content", "perturbation"]
 KINDS: tuple[str, ...] = ("style", "content", "perturbation")
 Value = Any  # a YAML scalar: str, int, float or bool
+GRID_CACHE = 8192  # candidates kept by grid point (about 6 MB for 8 features)
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,7 @@ class FeatureSpace:
 
     def __post_init__(self) -> None:
         self._by_name = {f.name: f for f in self.features}
+        self._by_grid_point: dict[tuple[int, ...], Candidate] = {}  # candidates_from_vectors'
 
     def __getitem__(self, name: str) -> Feature:
         return self._by_name[name]
@@ -190,6 +192,23 @@ class FeatureSpace:
 
     def candidate_from_vector(self, vector: Sequence[float]) -> Candidate:
         return self.candidate(self.decode(vector))
+
+    def candidates_from_vectors(self, X: np.ndarray) -> list[Candidate]:
+        """``candidate_from_vector`` of each row, decoded at once. A grid point seen recently
+        gives the same Candidate object (a search repairs and asks the same points again)."""
+        n = np.array([len(f.values) for f in self.features])
+        scale = np.where(self.ordinal_mask, n, 1)
+        points = np.clip(np.rint(np.asarray(X, dtype=float) * scale), 0, n - 1).astype(int)
+        known = self._by_grid_point
+        if len(known) > GRID_CACHE:
+            known.clear()
+        out = []
+        for point in map(tuple, points.tolist()):
+            if (candidate := known.get(point)) is None:
+                values = {f.name: f.values[i] for f, i in zip(self.features, point, strict=True)}
+                candidate = known[point] = self.candidate(values)
+            out.append(candidate)
+        return out
 
     def random_values(self, rng: random.Random) -> dict[str, Value]:
         return {f.name: rng.choice(f.values) for f in self.features}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from typing import Any
 
 import openai
@@ -15,6 +16,7 @@ from stellar.llm.structured import StructuredLevel
 from stellar.llm.transport import DirectPost, SdkPost, httpx
 
 log = logging.getLogger("stellar.llm.client")
+_NO_ROOTS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, and trusts no certificate
 
 
 class EndpointClient:
@@ -55,21 +57,18 @@ class EndpointClient:
 
     def _open(self) -> DirectPost | SdkPost:
         e, s = self.endpoint, self.endpoint.settings
-        tls = httpx().create_ssl_context(trust_env=True)  # the SDK's certificates
-        limits = httpx().Limits(max_connections=s.concurrency)  # both used by Azure's requests only
-        common: dict[str, Any] = {
-            "api_key": e.api_key,
-            "timeout": s.timeout,
-            "max_retries": 0,
-            "http_client": openai.DefaultAsyncHttpxClient(limits=limits, verify=tls),
-        }
+        common: dict[str, Any] = {"api_key": e.api_key, "timeout": s.timeout, "max_retries": 0}
         if e.provider == "azure":
+            tls = httpx().create_ssl_context(trust_env=True)  # the SDK's certificates
+            limits = httpx().Limits(max_connections=s.concurrency)
+            http = openai.DefaultAsyncHttpxClient(limits=limits, verify=tls)
             azure = openai.AsyncAzureOpenAI(
-                azure_endpoint=e.base_url, api_version=e.api_version, **common
+                azure_endpoint=e.base_url, api_version=e.api_version, http_client=http, **common
             )
             self._transport = SdkPost(azure)
-        else:
-            sdk = openai.AsyncOpenAI(base_url=e.base_url, **common)
+        else:  # the SDK client only gives the URL and headers: its HTTP client never connects
+            unused = openai.DefaultAsyncHttpxClient(verify=_NO_ROOTS)  # loading roots: ~0.1 s
+            sdk = openai.AsyncOpenAI(base_url=e.base_url, http_client=unused, **common)
             self._transport = DirectPost(sdk, s.concurrency, s.timeout)
         return self._transport
 

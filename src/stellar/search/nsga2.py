@@ -112,7 +112,7 @@ class ConstraintRepair(Repair):
         self.space = space
 
     def _do(self, problem, X, **kwargs):
-        return np.array([self.space.candidate_from_vector(x).vector for x in X], dtype=float)
+        return np.array([c.vector for c in self.space.candidates_from_vectors(X)], dtype=float)
 
 
 class ValidSampling(Sampling):
@@ -182,7 +182,7 @@ class StellarSearch:
         if asked is None or len(asked) == 0:
             return []  # mating found no new candidate: the space is exhausted
         self._pending.append(asked)
-        return [self.space.candidate_from_vector(x) for x in asked.get("X")]
+        return self.space.candidates_from_vectors(asked.get("X"))
 
     def tell(
         self, candidates: Sequence[Candidate], scores: Sequence[Sequence[float] | None]
