@@ -1,7 +1,9 @@
-"""The archive: one committed row per test, read back whole, counted and exported."""
+"""The archive: rows committed per turn of the event loop, read back whole, counted, exported."""
 
+import asyncio
 import csv
 import json
+import sqlite3
 
 import pytest
 
@@ -65,3 +67,51 @@ def test_export_writes_jsonl_and_csv_with_one_column_per_feature(tmp_path):
     with (tmp_path / "export" / "tests.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert rows[1]["feature.colour"] == "red" and rows[1]["score.quality"] == "0.1"
+
+
+def visible(tmp_path) -> int:
+    """Rows another process would see now."""
+    with open_run(tmp_path) as reader:
+        return reader.counts()["ok"]
+
+
+def test_without_an_event_loop_every_row_is_committed_at_once(tmp_path):
+    with Archive(tmp_path / ARCHIVE_NAME) as archive:
+        archive.add(record(0))
+        assert visible(tmp_path) == 1
+
+
+async def test_rows_added_in_one_turn_of_the_loop_share_a_commit_at_its_end(tmp_path):
+    with Archive(tmp_path / ARCHIVE_NAME) as archive:
+        archive.add(record(0))
+        archive.add(record(1))
+        assert visible(tmp_path) == 0
+        await asyncio.sleep(0)
+        assert visible(tmp_path) == 2
+        archive.add(record(2))
+    assert visible(tmp_path) == 3  # close commits what is left
+
+
+class FailingCommit:
+    """A connection whose commits fail, as on a full disk."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __getattr__(self, name: str):
+        return getattr(self.db, name)
+
+    def commit(self) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+
+async def test_a_failed_commit_makes_every_later_add_raise(tmp_path):
+    archive = Archive(tmp_path / ARCHIVE_NAME)
+    archive.db = FailingCommit(archive.db)
+    archive.add(record(0))
+    await asyncio.sleep(0)
+    with pytest.raises(sqlite3.OperationalError, match="disk is full"):
+        archive.add(record(1))
+    archive.db = archive.db.db
+    archive.close()
+    assert visible(tmp_path) == 0
