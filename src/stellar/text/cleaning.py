@@ -137,14 +137,16 @@ _TASK = (
     r"(?:help|assist)(?:\s+you)?(?:\s+with\b|\s+(?:that|this)\b|\s*[.!,]|\s*$)"
     r"|comply|fulfil|fulfill|provide|create|generate|produce|engage|participate|role-?play"
 )
-_REFUSAL = re.compile(
-    rf"^(?:(?:i'm|i am)\s+(?:so\s+|very\s+|really\s+)?sorry|sorry|i apologi[sz]e|apologies"
+_REFUSAL_OPENING = re.compile(  # matched at the start only: cheaper than ^ in a search
+    rf"(?:(?:i'm|i am)\s+(?:so\s+|very\s+|really\s+)?sorry|sorry|i apologi[sz]e|apologies"
     rf"|unfortunately)[,.!]?\s+(?:but\s+)?(?:as an ai[^,]*,\s*)?"
     rf"i\s*{_CANT}(?:\s+\w+)?\s*(?:{_TASK})"
-    rf"|^i\s*{_CANT}\s+(?:{_TASK})"
-    rf"|^i apologi[sz]e,? but\b"
-    rf"|\bas an ai\b(?: language model| assistant)?,? i\b"
-    rf"|\bas an? (?:ai )?language model\b",
+    rf"|i\s*{_CANT}\s+(?:{_TASK})"
+    rf"|i apologi[sz]e,? but\b",
+    re.IGNORECASE,
+)
+_AS_AN_AI = re.compile(
+    r"\bas an ai\b(?: language model| assistant)?,? i\b|\bas an? (?:ai )?language model\b",
     re.IGNORECASE,
 )
 
@@ -157,4 +159,4 @@ def is_refusal(text: str) -> bool:
     something, so a user's "Sorry, can you find me a cafe?" is not one.
     """
     opening = text.strip().replace("’", "'")[:300]
-    return bool(_REFUSAL.search(opening))
+    return bool(_REFUSAL_OPENING.match(opening) or _AS_AN_AI.search(opening))
