@@ -197,10 +197,9 @@ class FeatureSpace:
         """``candidate_from_vector`` of each row, decoded at once. A grid point seen recently
         gives the same Candidate object (a search repairs and asks the same points again)."""
         n = np.array([len(f.values) for f in self.features])
-        scale = np.where(self.ordinal_mask, n, 1)
-        points = np.clip(np.rint(np.asarray(X, dtype=float) * scale), 0, n - 1).astype(int)
-        known = self._by_grid_point
-        if len(known) > GRID_CACHE:
+        scaled = np.asarray(X, dtype=float) * np.where(self.ordinal_mask, n, 1)
+        points = np.clip(np.rint(scaled), 0, n - 1).astype(int)
+        if len(known := self._by_grid_point) > GRID_CACHE:
             known.clear()
         out = []
         for point in map(tuple, points.tolist()):
