@@ -99,7 +99,8 @@ class DirectPost:
                 builder = builder.add_root_certificate_pem(certificate)
             self._client = builder.build()
         except ValueError as exc:
-            problem = hide(f"cannot set up HTTP ({exc}); check HTTP(S)_PROXY", self.sdk.api_key)
+            problem = f"cannot set up HTTP ({exc}); check HTTP(S)_PROXY and the API key"
+            problem = hide(problem, self.sdk.api_key)
             raise openai.APIConnectionError(message=problem, request=_request(self.base)) from exc
         return self._client
 
