@@ -3,11 +3,14 @@
 import asyncio
 import csv
 import json
+import re
 import sqlite3
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from stellar.archive import Archive, export_run, open_run
+from stellar.archive import Archive, _unclean, export_run, open_run
 from stellar.errors import StellarError
 from stellar.records import Status, TestRecord
 from stellar.rundir import ARCHIVE_NAME
@@ -115,3 +118,25 @@ async def test_a_failed_commit_makes_every_later_add_raise(tmp_path):
     archive.db = archive.db.db
     archive.close()
     assert visible(tmp_path) == 0
+
+
+# the unclean test as one regular expression: raw NUL or surrogate, or as json.dumps escapes them
+UNCLEAN = re.compile(r"[\x00\ud800-\udfff]|\\u(?:0000|d[89a-f])")
+PIECES = ["a", "é", "\x00", "\ud800", "\udfff", "\\", "u", "0", "d", "8", "f", "\\u0000", "\\ud83d"]
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=12).map("".join))
+def test_the_quick_unclean_test_agrees_with_the_expression(text):
+    assert _unclean(text) == bool(UNCLEAN.search(text))
+
+
+@pytest.mark.parametrize(
+    "where", [{"response_text": "nul \x00 here"}, {"details": {"note": "half \ud800 a pair"}}]
+)
+def test_unclean_text_is_cleaned_before_it_is_stored(tmp_path, where):
+    with Archive(tmp_path / ARCHIVE_NAME) as archive:
+        archive.add(record(1, **where))
+        (stored,) = archive.records()
+    assert "\x00" not in (stored.response_text or "")
+    assert "\ud800" not in json.dumps(stored.details, ensure_ascii=False, default=str)
+    assert stored.details["stored_text"]

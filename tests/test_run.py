@@ -1,4 +1,5 @@
 import asyncio
+import gc
 import json
 import os
 import re
@@ -264,3 +265,19 @@ def test_budgets_start_after_preparation(toy_config):
     summary = run(config)
     assert summary.stop_reason == StopReason.TIME and summary.tests >= 20
     assert summary.elapsed < 2  # the 2 s of preparation are not counted
+
+
+def test_a_run_leaves_the_garbage_collector_as_it_found_it(toy_config):
+    """A run freezes what exists and collects the young generation less often while it runs;
+    a program that embeds runs gets its own settings back."""
+    before = gc.get_threshold()
+    seen = []
+    config = toy_config(**{"budget.tests": 20})
+    runner = Run(config)
+    runner.on_record = lambda record, summary: seen.append(
+        (gc.get_threshold()[0], gc.get_freeze_count() > 0)
+    )
+    asyncio.run(runner.execute())
+    assert seen and all(young > before[0] and frozen for young, frozen in seen)
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0

@@ -47,7 +47,8 @@ CREATE VIEW failures AS
       AND COALESCE(verdicts.excluded, tests.excluded) = 0;
 """
 # what `clean` removes, raw or as json.dumps escapes it (a false alarm only costs a `clean`)
-_UNCLEAN = re.compile(r"[\x00\ud800-\udfff]|\\u(?:0000|d[89a-f])")
+_UNCLEAN_RAW = re.compile(r"[\x00\ud800-\udfff]")
+_UNCLEAN_ESCAPED = re.compile(r"\\u(?:0000|d[89a-f])")
 _INSERT = f"INSERT INTO tests ({_QUOTED}) VALUES ({', '.join('?' for _ in COLUMNS)})"
 _JOINED = ", ".join(f'verdicts."{c}" AS "verdict_{c}"' for c in VERDICT_COLUMNS)
 
@@ -92,7 +93,7 @@ class Archive:
         turn, with every other row added in the same turn (one commit for a burst of tests
         that complete together); elsewhere at once."""
         row = _row(record)
-        if any(isinstance(value, str) and _UNCLEAN.search(value) for value in row.values()):
+        if any(isinstance(value, str) and _unclean(value) for value in row.values()):
             clean(record)  # rare; the search alone costs a tenth of the cleaning
             row = _row(record)
         if self._broken is not None:
@@ -186,12 +187,26 @@ def _plain(value: Any) -> Any:
     return asdict(value) if is_dataclass(value) and not isinstance(value, type) else str(value)
 
 
+_TO_JSON = json.JSONEncoder(default=_plain).encode  # json.dumps(..., default=_plain), built once
+
+
 def _row(record: TestRecord) -> dict[str, Any]:
     row = {column: getattr(record, column) for column in COLUMNS}
     for key in JSON_COLUMNS:
-        row[key] = json.dumps(row[key], default=_plain)
+        row[key] = _TO_JSON(row[key])
     row["status"] = str(record.status)
     return row
+
+
+def _unclean(text: str) -> bool:
+    """Whether ``text`` holds what `clean` removes: the regular expressions run only where
+    a cheap test cannot rule it out (5 against 25 us a record)."""
+    if text.isascii():  # a flag of the string: no scan
+        if "\x00" in text:
+            return True
+    elif _UNCLEAN_RAW.search(text):
+        return True
+    return "\\u" in text and _UNCLEAN_ESCAPED.search(text) is not None
 
 
 def clean(record: TestRecord) -> None:

@@ -256,7 +256,8 @@ class Pipeline:
         text = record.input_text or ""
         began = time.perf_counter()
         try:
-            reply = await asyncio.wait_for(self.sut.query(text), self.sut_timeout)
+            async with asyncio.timeout(self.sut_timeout):  # no task of its own, as wait_for has
+                reply = await self.sut.query(text)
             response = to_response(reply)
         except TimeoutError:
             record.status, record.error = Status.SUT_ERROR, f"timed out after {self.sut_timeout}s"

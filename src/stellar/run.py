@@ -34,13 +34,7 @@ from stellar.pipeline import Asked, Gate, Pipeline, in_flight
 from stellar.post_search import judge_archive, update_summary
 from stellar.records import Status, TestRecord
 from stellar.resume import archived_generations, check_same_search
-from stellar.rundir import (
-    ARCHIVE_NAME,
-    CONFIG_NAME,
-    VECTORS_NAME,
-    new_run_dir,
-    write_summary,
-)
+from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME, VECTORS_NAME, new_run_dir, write_summary
 from stellar.summary import RunSummary
 from stellar.termination import (
     AnyOf,
@@ -132,15 +126,18 @@ class Run:
 
     async def execute(self) -> RunSummary:
         """Run the search to its budget; the run directory stays locked until it ends."""
+        thresholds = gc.get_threshold()
         try:
             return await self._execute()
         finally:
             gc.unfreeze()
+            gc.set_threshold(*thresholds)
             self.lock.release()
 
     async def _execute(self) -> RunSummary:
         await self.prepare()
         gc.freeze()  # what exists now lives as long as the run: no collection walks it
+        gc.set_threshold(10_000, *gc.get_threshold()[1:])  # tests in flight: many young objects
         cfg = self.config
         self.progress.started = time.monotonic()
         with Archive(self.run_dir / ARCHIVE_NAME) as archive:

@@ -1,4 +1,5 @@
 import asyncio
+import contextlib
 import json
 import threading
 import time
@@ -35,7 +36,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        with contextlib.suppress(BrokenPipeError):  # "slow": the client timed out and left
+            self.wfile.write(data)
 
     def log_message(self, *args):
         pass
