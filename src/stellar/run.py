@@ -10,7 +10,6 @@ the same seed gives the same archive however long each call takes (docs/architec
 from __future__ import annotations
 
 import asyncio
-import gc
 import inspect
 import os
 import time
@@ -29,6 +28,7 @@ from stellar.assembly import build_components, build_post_search
 from stellar.config import RunConfig, model_names
 from stellar.errors import ModelAccessError, StellarError
 from stellar.features import Candidate
+from stellar.gc_tuning import tuned_for_a_run
 from stellar.locks import DirectoryLock
 from stellar.pipeline import Asked, Gate, Pipeline, in_flight
 from stellar.post_search import judge_archive, update_summary
@@ -126,18 +126,14 @@ class Run:
 
     async def execute(self) -> RunSummary:
         """Run the search to its budget; the run directory stays locked until it ends."""
-        thresholds = gc.get_threshold()
         try:
-            return await self._execute()
+            await self.prepare()
+            with tuned_for_a_run():
+                return await self._execute()
         finally:
-            gc.unfreeze()
-            gc.set_threshold(*thresholds)
             self.lock.release()
 
     async def _execute(self) -> RunSummary:
-        await self.prepare()
-        gc.freeze()  # what exists now lives as long as the run: no collection walks it
-        gc.set_threshold(10_000, *gc.get_threshold()[1:])  # tests in flight: many young objects
         cfg = self.config
         self.progress.started = time.monotonic()
         with Archive(self.run_dir / ARCHIVE_NAME) as archive:
