@@ -272,12 +272,11 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(toy_config):
     a program that embeds runs gets its own settings back."""
     before = gc.get_threshold()
     seen = []
-    config = toy_config(**{"budget.tests": 20})
-    runner = Run(config)
-    runner.on_record = lambda record, summary: seen.append(
-        (gc.get_threshold()[0], gc.get_freeze_count() > 0)
-    )
-    asyncio.run(runner.execute())
+
+    def look(record, summary):
+        seen.append((gc.get_threshold()[0], gc.get_freeze_count() > 0))
+
+    asyncio.run(Run(toy_config(**{"budget.tests": 20}), on_record=look).execute())
     assert seen and all(young > before[0] and frozen for young, frozen in seen)
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
