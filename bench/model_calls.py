@@ -58,12 +58,13 @@ async def measure(
     )
     models = Models(settings)
     client = models.client(f"openai-compatible:stub@{url}", "judge")
-    bare = ClientBuilder().max_connections(concurrency).timeout(timedelta(seconds=60)).build()
+    bare = ClientBuilder().max_connections(concurrency).timeout(timedelta(seconds=60))
+    bare = bare.build() if floor else None
     left = [0]
 
     async def call(i: int) -> None:
         schema = SCHEMA if i % 2 else None
-        if not floor:
+        if bare is None:
             await client.complete(messages(i), temperature=0.0, json_schema=schema)
             return
         body = {"model": "stub", "messages": messages(i), "temperature": 0.0}
@@ -84,7 +85,8 @@ async def measure(
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     wall, after = time.perf_counter() - began, os.times()
     await models.aclose()
-    await bare.close()
+    if bare is not None:
+        await bare.close()
     user, system = after.user - cpu.user, after.system - cpu.system
     return calls / wall, (user + system) / calls * 1000, system / calls * 1000
 
