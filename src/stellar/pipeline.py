@@ -12,6 +12,7 @@ timing. A fault in one candidate is recorded as its status and never stops the r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import random
@@ -172,6 +173,7 @@ class Pipeline:
         finally:
             gate.unscreened.pop(generation, None)
             screened.set()
+        await self._warm(runnable)
         ran = await asyncio.gather(*(self._execute(candidates[r.index], r, gate) for r in runnable))
         done_now = {id(r) for r in ran if r is not None}
         unused = [r for r in records if r.status == Status.OK and id(r) not in done_now]
@@ -240,6 +242,14 @@ class Pipeline:
                 self._commit(record)
         runnable = [r for r in records if r.status == Status.OK]
         return runnable[: gate.take(len(runnable))]
+
+    async def _warm(self, runnable: Sequence[TestRecord]) -> None:
+        """Hand the inputs about to be sent to a SUT that prepares batches (see ``SUT``)."""
+        warm = getattr(self.sut, "warm", None)
+        if warm is None or not runnable:
+            return
+        with contextlib.suppress(Exception):  # each query meets the fault and records it
+            await warm([r.input_text or "" for r in runnable])
 
     async def _execute(
         self, candidate: Candidate, record: TestRecord, gate: Gate

@@ -102,6 +102,7 @@ class NavigationAssistant:
         self._prototypes: tuple[list[str], np.ndarray] | None = None
         self._db_lock = threading.Lock()
         self._embed_lock = threading.Lock()
+        self._vectors: dict[str, np.ndarray] = {}  # fallback text -> embedding (see warm)
         self.llm = llm
 
     @property
@@ -136,6 +137,37 @@ class NavigationAssistant:
                 self._embedder = get_embedder(self._embedder)
             return np.asarray(self._embedder.embed(texts), dtype=np.float32)
 
+    def _vector(self, text: str) -> np.ndarray:
+        """The embedding of one fallback text, computed once (in a batch where warmed)."""
+        vector = self._vectors.get(text)
+        if vector is None:
+            vector = self._vectors[text] = self._embed([text])[0]
+        return vector
+
+    async def warm(self, texts: list[str]) -> None:
+        """The SUT interface's optional hook: the texts of a generation about to be sent."""
+        await asyncio.to_thread(self.embed_fallbacks, texts)
+
+    def embed_fallbacks(self, texts: list[str]) -> None:
+        """Embed, in one batch, the fallback texts of utterances about to be answered.
+
+        A sentence model on a CPU costs ~13 ms for one text and ~4 ms a text in batches of 20
+        (its weights are read once per call), so a generation's texts are embedded together;
+        :meth:`answer` then finds each vector computed."""
+        wanted = {q for t in texts if (q := self._fallback_text(t)) and q not in self._vectors}
+        if wanted:
+            ordered = sorted(wanted)  # the batch does not depend on the order of ``texts``
+            self._vectors.update(zip(ordered, self._embed(ordered), strict=True))
+
+    def _fallback_text(self, text: str) -> str | None:
+        """What :meth:`understand` compares with the prototypes, or None if it needs not."""
+        if is_abusive(text):
+            return None
+        clean = normalise(redact_insults(text)[0])
+        if not clean or read_constraints(clean)["category"] is not None:
+            return None
+        return residual(clean) or clean
+
     def category_scores(self, text: str) -> dict[str, float]:
         """The best prototype similarity of ``text`` for every category."""
         if self._prototypes is None:
@@ -143,7 +175,7 @@ class NavigationAssistant:
             texts = [t for group in CATEGORY_PROTOTYPES.values() for t in group]
             self._prototypes = (labels, self._embed(texts))
         labels, matrix = self._prototypes
-        similarities = matrix @ self._embed([text])[0]
+        similarities = matrix @ self._vector(text)
         scores: dict[str, float] = {}
         for label, similarity in zip(labels, similarities.tolist(), strict=True):
             scores[label] = max(scores.get(label, -1.0), similarity)
