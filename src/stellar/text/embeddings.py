@@ -18,6 +18,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -154,15 +155,25 @@ class MiniLMEmbedder:
             return np.stack([self._cache[t] for t in items])
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        """Run the model on ``texts``; returns unit-norm float32 rows."""
-        vectors = self.model.encode(
-            texts,
-            batch_size=self.batch_size,
-            show_progress_bar=False,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-        )
-        return np.asarray(vectors, dtype=np.float32)
+        """Run the model on ``texts`` in the process's torch thread; unit-norm float32 rows.
+
+        Texts go in calls of similar length (:func:`length_chunks`): a call pads every text
+        to its longest, and padding costs the model as much as text.
+        """
+        model, rows = self.model, np.empty((len(texts), self.dim), dtype=np.float32)
+
+        def encode_all() -> None:
+            for chunk in length_chunks([len(t) for t in texts], self.batch_size):
+                rows[chunk] = model.encode(
+                    [texts[i] for i in chunk],
+                    batch_size=len(chunk),
+                    show_progress_bar=False,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                )
+
+        torch_thread().submit(encode_all).result()
+        return rows
 
     def _load_model(self) -> SentenceTransformer:
         """Load the model from the local package directory, never from the network."""
@@ -185,6 +196,39 @@ class MiniLMEmbedder:
         if dim != self.dim:
             raise RuntimeError(f"Model in {path} has dimension {dim}, expected {self.dim}")
         return model
+
+
+def length_chunks(lengths: Sequence[int], largest: int, ratio: float = 0.6) -> list[list[int]]:
+    """Indices grouped, longest first, so that in each group the shortest length is at least
+    ``ratio`` of the longest and no group has more than ``largest`` members.
+
+    On the default run's inputs (20 a generation) one call per generation padded them to
+    1.55x their tokens; these groups pad them to about 1.15x.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    chunks: list[list[int]] = []
+    for i in order:
+        head = chunks[-1] if chunks else None
+        if head and len(head) < largest and lengths[i] >= ratio * lengths[head[0]]:
+            head.append(i)
+        else:
+            chunks.append([i])
+    return chunks
+
+
+def torch_thread() -> ThreadPoolExecutor:
+    """The one thread of this process that runs the sentence model.
+
+    torch's OpenMP pool belongs to the thread that calls it: model calls made from several
+    worker threads start a team of busy-waiting threads each, which on 2 cores made a batch
+    of 20 inputs 1.4x slower than the same calls from one thread.
+    """
+    return _torch_thread(os.getpid())  # an executor does not survive a fork
+
+
+@lru_cache(maxsize=1)
+def _torch_thread(pid: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="stellar-torch")
 
 
 # --------------------------------------------------------------------------- hashing
