@@ -171,3 +171,36 @@ async def test_class_fitness_goes_through_the_same_score_check(tmp_path):
     pipeline.fitness = as_fitness(Overconfident())
     [record] = await pipeline.run_generation(0, [SPACE.candidate({"word": "ok"})], Gate())
     assert record.status == Status.JUDGE_ERROR and "not a number in [0, 1]" in record.error
+
+
+class Warmed:
+    """A SUT that prepares batches: records what it was told before each query."""
+
+    def __init__(self, fail: bool = False):
+        self.batches, self.queried, self.fail = [], [], fail
+
+    async def warm(self, texts):
+        self.batches.append(list(texts))
+        if self.fail:
+            raise RuntimeError("cannot warm")
+
+    async def query(self, text):
+        self.queried.append((text, len(self.batches)))
+        return Response(text=f"answer to {text}")
+
+    async def aclose(self):
+        pass
+
+
+@pytest.mark.parametrize("fail", [False, True])
+async def test_a_generation_is_warmed_before_its_queries(tmp_path, fail):
+    _, pipeline = make(tmp_path)
+    pipeline.sut = sut = Warmed(fail)
+    words = ["ok", "same", "empty", "boom", "long"]  # "same" is a duplicate of "ok", 2 invalid
+    candidates = [SPACE.candidate({"word": w}) for w in words]
+    records = await pipeline.run_generation(0, candidates, Gate())
+    assert sut.batches == [["ok", "boom"]]  # the inputs that will be sent, screened
+    assert sorted(sut.queried) == [("boom", 1), ("ok", 1)]  # each after the batch
+    assert [r.status for r in records] == [
+        Status.OK, Status.DUPLICATE, Status.INVALID, Status.OK, Status.INVALID
+    ]  # fmt: skip

@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stellar.registry import plugins
 from stellar.text import embeddings
@@ -17,6 +21,7 @@ from stellar.text.embeddings import (
     HashingEmbedder,
     MiniLMEmbedder,
     get_embedder,
+    length_chunks,
     minilm_model_dir,
 )
 
@@ -113,8 +118,11 @@ def test_minilm_cache_preserves_order_and_repeats() -> None:
     embedder._model = FakeModel()
     embedder.dim = 2
     first = embedder.embed(["aa", "b", "aa", "ccc"])
+    assert embedder._model.calls == [["ccc", "aa"], ["b"]]  # each text once, by length
     second = embedder.embed(["b", "dddd", "ccc", "b"])
-    assert embedder._model.calls == [["aa", "b", "ccc"], ["dddd"]]
+    assert embedder._model.calls[2:] == [["dddd"]]
+    for text, row in zip(["aa", "b", "aa", "ccc"], first, strict=True):  # back in order
+        np.testing.assert_allclose(row, FakeModel().encode([text], 1)[0], rtol=1e-6)
     np.testing.assert_array_equal(first[0], first[2])
     np.testing.assert_array_equal(first[1], second[0])
     np.testing.assert_array_equal(second[0], second[3])
@@ -123,6 +131,30 @@ def test_minilm_cache_preserves_order_and_repeats() -> None:
     embedder.clear_cache()
     embedder.embed(["aa"])
     assert embedder._model.calls[-1] == ["aa"]
+
+
+@given(st.lists(st.integers(1, 300), max_size=80), st.integers(1, 16))
+def test_length_chunks_cover_every_text_once_with_little_padding(lengths, largest) -> None:
+    chunks = length_chunks(lengths, largest)
+    assert sorted(i for chunk in chunks for i in chunk) == list(range(len(lengths)))
+    for chunk in chunks:
+        sizes = [lengths[i] for i in chunk]
+        assert len(chunk) <= largest and min(sizes) >= 0.6 * max(sizes)
+
+
+def test_minilm_runs_every_model_call_in_one_thread() -> None:
+    names = set()
+
+    class Recording(FakeModel):
+        def encode(self, texts, batch_size, **kw):
+            names.add(threading.current_thread().name)
+            return super().encode(texts, batch_size, **kw)
+
+    embedder = MiniLMEmbedder()
+    embedder._model, embedder.dim = Recording(), 2
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda i: embedder.embed([f"text {i}", "x" * i]), range(12)))
+    assert len(names) == 1 and next(iter(names)).startswith("stellar-torch")
 
 
 def test_minilm_missing_package_raises_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

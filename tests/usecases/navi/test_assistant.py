@@ -476,3 +476,29 @@ def test_instance_works_as_a_python_sut(db: POIDatabase) -> None:
 def test_invalid_max_pois() -> None:
     with pytest.raises(ValueError, match="max_pois"):
         NavigationAssistant(max_pois=0)
+
+
+class CountingEmbedder:
+    """The hashing embedder, counting the texts of each call."""
+
+    def __init__(self) -> None:
+        self.inner, self.calls, self.dim = get_embedder("hashing"), [], 512
+
+    def embed(self, texts):
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+
+async def test_warm_embeds_a_generation_in_one_call(db: POIDatabase) -> None:
+    embedder = CountingEmbedder()
+    assistant = NavigationAssistant(db=db, embedder=embedder)
+    cold = NavigationAssistant(db=db, embedder=get_embedder("hashing"))
+    assistant.prepare()  # the prototypes
+    embedder.calls.clear()
+    await assistant.warm(MIXED)
+    [batch] = embedder.calls  # the texts without a venue word, in one call
+    assert {"blorf snazzle wibble", "i'm starving where can i eat"} <= set(batch)
+    assert not any("greek" in text for text in batch)  # the lexicon reads it: no embedding
+    answers = [assistant.answer(text) for text in MIXED]
+    assert len(embedder.calls) == 1  # every answer found its vector computed
+    assert answers == [cold.answer(text) for text in MIXED]

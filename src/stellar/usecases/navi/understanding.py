@@ -16,6 +16,7 @@ redacted before understanding, so a constraint stated in the same clause is lost
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -68,7 +69,8 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w']){body}(?:e?s)?(?![\w'])")
 
 
-def _build_phrases() -> list[_Phrase]:
+@functools.cache  # compiled at the first utterance, not when the plugins are listed
+def _phrases() -> list[_Phrase]:
     lexicon, rating_words = _LEXICON, _LEXICON["rating_words"]
     tables: list[tuple[str, list[tuple[Any, list[str]]], int]] = [
         ("category", list(lexicon["category_words"].items()), 0),
@@ -87,7 +89,6 @@ def _build_phrases() -> list[_Phrase]:
     ]
 
 
-_PHRASES = _build_phrases()
 _NUMBER = rf"(\d+(?:\.\d+)?|{'|'.join(NUMBER_WORDS)})(\s+and\s+a\s+half)?"
 _RATING_PATTERNS = (
     re.compile(
@@ -128,11 +129,13 @@ def redact_insults(text: str) -> tuple[str, bool]:
     return " , ".join(c.strip() for c in kept if c.strip()), len(kept) < len(clauses)
 
 
-def _lexicon_hits(text: str) -> list[_Hit]:
-    """Non-overlapping phrase matches, longest first (ties: earliest)."""
+@functools.lru_cache(maxsize=4096)
+def _lexicon_hits(text: str) -> tuple[_Hit, ...]:
+    """Non-overlapping phrase matches, longest first (ties: earliest); cached, since an
+    answer reads the constraints and the residual of the same text."""
     candidates = [
         _Hit(p.slot, p.value, m.start(), m.end(), p.priority)
-        for p in _PHRASES
+        for p in _phrases()
         for m in p.pattern.finditer(text)
     ]
     candidates.sort(key=lambda h: (h.start - h.end, h.start))
@@ -140,10 +143,10 @@ def _lexicon_hits(text: str) -> list[_Hit]:
     for hit in candidates:
         if all(hit.end <= t.start or hit.start >= t.end for t in taken):
             taken.append(hit)
-    return taken
+    return tuple(taken)
 
 
-def _first(hits: list[_Hit], slot: str) -> _Hit | None:
+def _first(hits: tuple[_Hit, ...], slot: str) -> _Hit | None:
     matching = [h for h in hits if h.slot == slot]
     return min(matching, key=lambda h: (h.priority, h.start), default=None)
 
@@ -162,7 +165,7 @@ def _number(digits: str, half: str | None) -> float:
     return value + (0.5 if half else 0.0)
 
 
-def _rating(text: str, hits: list[_Hit]) -> float | None:
+def _rating(text: str, hits: tuple[_Hit, ...]) -> float | None:
     """The first explicit rating (snapped up to the 0.5 grid), else a rating phrase's."""
     found = [
         (m.start(), _number(m.group(1), m.group(2)))
