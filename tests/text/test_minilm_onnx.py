@@ -1,0 +1,59 @@
+"""MiniLM through ONNX Runtime: the same vectors as sentence-transformers, exported once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stellar.text import minilm_onnx
+from stellar.text.embeddings import MiniLMEmbedder, minilm_model_dir
+
+TEXTS = [
+    "Find me a cheap Italian restaurant with parking, rated at least four stars",
+    "hotel",
+    "",
+    "  spaces around  ",
+    "Ünïcödé café naïve 東京 🍣",
+    "word " * 400,  # longer than the model's 256 tokens: truncated alike
+    "I'm starving, where can I eat?",
+]
+
+
+def test_onnx_vectors_equal_sentence_transformers() -> None:
+    onnx = MiniLMEmbedder(backend="onnx").embed(TEXTS)
+    torch = MiniLMEmbedder(backend="torch").embed(TEXTS)
+    np.testing.assert_allclose(onnx, torch, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(onnx, axis=1), 1.0, atol=1e-5)
+
+
+def test_padding_does_not_change_a_vector() -> None:
+    model = MiniLMEmbedder().model
+    alone = model.encode([TEXTS[1]])
+    padded = model.encode([TEXTS[0], TEXTS[1]])[1]  # padded to the first text's length
+    np.testing.assert_allclose(alone[0], padded, atol=1e-5)
+
+
+def test_the_graph_is_written_once_and_reused(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("STELLAR_CACHE_DIR", str(tmp_path))
+    written = []
+    export = minilm_onnx._export
+    monkeypatch.setattr(minilm_onnx, "_export", lambda d, p: (written.append(p), export(d, p))[1])
+    first = minilm_onnx.exported(minilm_model_dir())
+    second = minilm_onnx.exported(minilm_model_dir())
+    assert first == second and first.is_file() and first.parent.parent == tmp_path
+    assert len(written) == 1 and not written[0].exists()  # the partial file was moved
+    assert list(first.parent.iterdir()) == [first]
+
+
+def test_an_unwritable_cache_gets_a_private_copy(tmp_path, monkeypatch) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("STELLAR_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setattr(minilm_onnx, "_export", lambda d, p: p.write_bytes(b"graph"))
+    graph = minilm_onnx.exported(minilm_model_dir())
+    assert graph.read_bytes() == b"graph" and blocker not in graph.parents
+
+
+def test_unknown_backend_is_refused() -> None:
+    with pytest.raises(ValueError, match="backend"):
+        MiniLMEmbedder(backend="tensorflow")
