@@ -28,8 +28,8 @@ from stellar.config_schema import (
     JudgeConfig,
     OracleConfig,
     RunConfig,
-    parse_duration,
 )
+from stellar.config_values import OFFLINE, parse_duration
 from stellar.errors import ConfigError, StellarError
 from stellar.llm.models import is_model_name, parse_model
 from stellar.plugin_check import check_plugins
@@ -37,7 +37,6 @@ from stellar.registry import plugins, short_name
 from stellar.usecase import DEFAULT_RUN, is_use_case, load_use_case, read_yaml
 from stellar.yaml_loading import MAX_BYTES
 
-OFFLINE = "offline"  # --generator/--sut offline: the use case's own component
 LLM_PATHS = ("template", "system", "examples")
 MODEL_OPTIONS = ("model", "llm")  # options naming a model: handed over as a ready client
 COMPONENTS = ("generator", "sut")  # sections written as `type: NAME` or `target:`

@@ -12,15 +12,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from stellar.config_values import MAX_CONCURRENCY, MAX_POPULATION, MAX_SEED, parse_duration
 from stellar.features import FeatureSpace, parse_feature_space
 from stellar.llm.models import LLMSettings
 from stellar.registry import plugins, short_name
 from stellar.yaml_loading import read_yaml_file
 
 PYTHON = "python"  # a component named by target: module:attribute
-MAX_POPULATION = 100_000
-MAX_SEED = 2**32 - 1  # what numpy and pymoo take
-MAX_CONCURRENCY = 1024
 _NOT_A_NAME = re.compile(r"[/\\\x00-\x1f\x7f]|\.\.|^\s|\s$")  # separators, controls, ..
 
 
@@ -246,11 +244,3 @@ class RunConfig(Strict):
         if self.oracle.below:
             return list(self.oracle.below)
         raise ValueError("set fitness.objectives: the oracle has no named thresholds")
-
-
-def parse_duration(text: str) -> float:
-    """'90', '90s', '15m', '2h' -> seconds."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", text)
-    if not match:
-        raise ValueError(f"not a duration: {text!r} (use 90, 90s, 15m or 2h)")
-    return float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]

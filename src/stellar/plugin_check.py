@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from stellar.config_values import MAX_POPULATION  # an algorithm's own section may set one too
 from stellar.errors import StellarError
 from stellar.registry import (
     Plugin,
@@ -25,7 +26,6 @@ from stellar.registry import (
 if TYPE_CHECKING:
     from stellar.config_schema import Component, RunConfig
 
-MAX_POPULATION = 100_000  # as config_schema's; an algorithm's own section may set one too
 SECRET_HEADER = re.compile(r"authorization|cookie|token|secret|key|password", re.IGNORECASE)
 ENV_REFERENCE = re.compile(r"\s*(?:[A-Za-z][A-Za-z-]*\s+)?(?:\$\{[A-Za-z_][A-Za-z0-9_]*\}\s*)+")
 

@@ -14,7 +14,7 @@ import functools
 import importlib
 import inspect
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoints, entry_points
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -73,8 +73,14 @@ def plugins(kind: str) -> dict[str, Plugin]:
 
 @functools.cache
 def _registered(kind: str) -> tuple[tuple[str, Plugin], ...]:
-    found = entry_points(group=f"stellar.{kind}")
+    found = _entry_points().select(group=f"stellar.{kind}")
     return tuple(sorted((ep.name, Plugin(kind, ep.name, ep.value)) for ep in found))
+
+
+@functools.cache
+def _entry_points() -> EntryPoints:
+    """Every installed package's entry points, read once (each read scans every package)."""
+    return entry_points()
 
 
 def short_name(name: str) -> str:

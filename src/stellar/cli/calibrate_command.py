@@ -6,22 +6,17 @@ import argparse
 import json
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
 from stellar import event_loop
-from stellar.analysis.calibration import (
-    Calibration,
-    calibrate,
-    constant_dimensions,
-    read_labels,
-    spec_of,
-)
 from stellar.cli.options import OFFLINE, add_option_flags, settings
 from stellar.cli.output import shown, status, stdout
-from stellar.config import load_config
 from stellar.errors import StellarError
-from stellar.usecase import load_use_case
+
+if TYPE_CHECKING:
+    from stellar.analysis.calibration import Calibration
 
 HELP = """\
 Score a file of answers that people labelled with the use case's judges, and print how well
@@ -58,6 +53,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
+    # scipy, scikit-learn and the judges' models: imported here, not for --help
+    from stellar.analysis.calibration import calibrate, constant_dimensions, read_labels, spec_of
+    from stellar.config import load_config
+    from stellar.usecase import load_use_case
+
     use_case = load_use_case(args.use_case)
     if not use_case.calibration:
         raise StellarError(f"use case {use_case.name!r} declares no calibration: in usecase.yaml")

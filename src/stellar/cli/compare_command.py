@@ -6,7 +6,7 @@ import argparse
 import sys
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
@@ -20,16 +20,14 @@ from stellar.cli.options import (
     system_overrides,
 )
 from stellar.cli.output import console, progress_bar, shown, status, stdout
-from stellar.config import folder_problem, load_config
 from stellar.errors import StellarError
-from stellar.experiment import Plan, counts
-from stellar.junit import junit_for_runs
 from stellar.locks import DirectoryLock
 from stellar.rundir import read_summary
 from stellar.termination import StopReason
-from stellar.text.embeddings import embedder_factory
 from stellar.untrusted import for_terminal
-from stellar.usecase import has_file
+
+if TYPE_CHECKING:
+    from stellar.experiment import Plan
 
 HELP = """\
 Run every algorithm with every seed on one configuration, then compare them: unique failures,
@@ -92,8 +90,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    # the configuration's and the search's modules: imported here, not for --help
     from stellar.assembly import build_algorithm
     from stellar.cluster import connect, parse_cluster
+    from stellar.config import folder_problem, load_config
+    from stellar.experiment import Plan
+    from stellar.text.embeddings import embedder_factory
+    from stellar.usecase import has_file
 
     cluster = parse_cluster(args.cluster) if args.cluster is not None else None
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
@@ -140,7 +143,8 @@ def run_experiment(
     from stellar import cluster
     from stellar.analysis.html_report import write_report
     from stellar.analysis.report import experiment_report
-    from stellar.experiment import execute, finished, pending, prepare, shared_arrays
+    from stellar.experiment import counts, execute, finished, pending, prepare, shared_arrays
+    from stellar.junit import junit_for_runs
 
     prepare(root, plan)
     algorithms = plan.algorithms

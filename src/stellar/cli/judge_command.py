@@ -7,9 +7,7 @@ import argparse
 from stellar import event_loop
 from stellar.cli.options import OFFLINE
 from stellar.cli.output import JudgingProgress, console, print_summary, progress_bar, shown
-from stellar.config import load_config
 from stellar.errors import StellarError
-from stellar.post_search import judge_run_dir
 from stellar.rundir import CONFIG_NAME
 
 HELP = """\
@@ -49,6 +47,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
+    # the configuration's and the judges' modules (models): imported here, not for --help
+    from stellar.config import load_config
+    from stellar.post_search import judge_run_dir
+
     config_file = f"{args.run_dir}/{CONFIG_NAME}"
     try:
         open(config_file, encoding="utf-8").close()

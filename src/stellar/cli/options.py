@@ -7,10 +7,8 @@ from typing import Any
 
 import yaml
 
-from stellar.config import OFFLINE, parse_duration, sut_setting
-from stellar.config_schema import MAX_CONCURRENCY, MAX_POPULATION, MAX_SEED
+from stellar.config_values import MAX_CONCURRENCY, MAX_POPULATION, MAX_SEED, OFFLINE, parse_duration
 from stellar.errors import StellarError
-from stellar.llm.models import is_model_name
 from stellar.yaml_loading import describe, parse_yaml
 
 # the bounds of every whole-number flag of every command (None: no upper bound)
@@ -61,6 +59,8 @@ def check_bounds(args: argparse.Namespace) -> None:
 
 
 def model_choice(value: str | None, what: str) -> dict | str | None:
+    from stellar.llm.models import is_model_name  # pydantic: not for --help or a usage error
+
     if value is None or value == OFFLINE:
         return value
     if not is_model_name(value):
@@ -71,6 +71,8 @@ def model_choice(value: str | None, what: str) -> dict | str | None:
 
 
 def sut_choice(value: str | None) -> dict | str | None:
+    from stellar.config import sut_setting  # the configuration's models: when one is read
+
     if value is None:
         return None
     try:

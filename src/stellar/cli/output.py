@@ -5,27 +5,22 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
-from stellar.analysis.failure_modes import run_diversity
 from stellar.archive import open_run
-from stellar.estimate import DISCARD_SHARE, Estimate
 from stellar.llm.usage import total_cost
-from stellar.records import TestRecord
-from stellar.summary import RunSummary
 from stellar.untrusted import for_terminal
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from stellar.estimate import Estimate
+    from stellar.records import TestRecord
+    from stellar.summary import RunSummary
 
 console = Console(stderr=True, highlight=False, soft_wrap=True)  # messages and progress
 
@@ -46,6 +41,14 @@ def status(quiet: bool, what: str) -> AbstractContextManager[Any]:
 
 
 def progress_bar(quiet: bool) -> Progress:
+    from rich.progress import (  # only for a command that runs tests
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -100,6 +103,8 @@ def diversity_line(summary: RunSummary) -> str:
     """How different the failures are: modes, and feature pairs among them."""
     if not summary.failures:
         return ""
+    from stellar.analysis.failure_modes import run_diversity  # sklearn: only when needed
+
     modes, pairs, valid = run_diversity(summary.run_dir)
     allowed = f" of {valid}" if valid else ""
     return (
@@ -193,6 +198,8 @@ def usage_line(summary: RunSummary) -> str:
 
 
 def print_estimate(estimate: Estimate, name: str) -> None:
+    from stellar.estimate import DISCARD_SHARE  # the models' modules: only for a dry run
+
     out = stdout()
     unit = f"per {estimate.tests} tests" if estimate.assumed_tests else f"{estimate.tests} tests"
     if not estimate.rows:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
@@ -19,11 +20,11 @@ from stellar.cli.output import (
     shown,
     stdout,
 )
-from stellar.config import load_config
 from stellar.errors import StellarError
-from stellar.junit import write_junit
-from stellar.replay import FAILING, OUTCOMES, ReplayResult, replay
-from stellar.suite import Source, read_source
+
+if TYPE_CHECKING:
+    from stellar.replay import ReplayResult
+    from stellar.suite import Source
 
 MAX_REPEAT = 1000
 
@@ -107,6 +108,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    # the configuration's and the pipeline's modules (models): imported here, not for --help
+    from stellar.config import load_config
+    from stellar.replay import replay
+    from stellar.suite import read_source
+
     if not 1 <= args.repeat <= MAX_REPEAT:
         raise StellarError(f"--repeat {args.repeat}: must be from 1 to {MAX_REPEAT:,}")
     source = read_source(args.source, args.only)
@@ -162,6 +168,9 @@ def exit_code(args: argparse.Namespace, result: ReplayResult) -> int:
 
 def write_result_junit(result: ReplayResult, path: Path, name: str) -> None:
     """One test case per replayed input and repeat; failures say still or newly failing."""
+    from stellar.junit import write_junit
+    from stellar.replay import FAILING
+
     labels = {
         i: o.outcome.replace("_", " ")
         for i, o in enumerate(result.outcomes)
@@ -181,6 +190,8 @@ def write_result_junit(result: ReplayResult, path: Path, name: str) -> None:
 
 def print_replay(result: ReplayResult, show: int) -> None:
     """The counts, then up to ``show`` examples, the most urgent first."""
+    from stellar.replay import OUTCOMES
+
     out = stdout()
     counts = result.counts()
     table = Table(title=f"Replay of {shown(result.source.path)}")

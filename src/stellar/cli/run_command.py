@@ -7,8 +7,7 @@ import asyncio
 import signal
 import sys
 from pathlib import Path
-
-from rich.progress import Progress
+from typing import TYPE_CHECKING
 
 from stellar import event_loop
 from stellar.cli.ci_options import add_ci_flags, gate_exit
@@ -31,14 +30,14 @@ from stellar.cli.output import (
     shown,
     status,
 )
-from stellar.config import load_config
 from stellar.errors import StellarError
-from stellar.estimate import estimate_run
-from stellar.junit import junit_for_run
-from stellar.resume import resume_config
-from stellar.run import Run
-from stellar.summary import RunSummary
 from stellar.termination import StopReason
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from stellar.run import Run
+    from stellar.summary import RunSummary
 
 # stopped before its budget: `--resume` continues it
 RESUMABLE = (
@@ -121,6 +120,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    # the search's modules (models, numpy, ...): imported when a run starts, not for --help
+    from stellar.config import load_config
+    from stellar.estimate import estimate_run
+    from stellar.junit import junit_for_run
+    from stellar.resume import resume_config
+    from stellar.run import Run
+
     overrides = {
         "algorithm.name": args.algorithm,
         "seed": args.seed,

@@ -14,7 +14,6 @@ from rich.markup import escape
 from stellar.archive import export_run
 from stellar.cli.options import setting
 from stellar.cli.output import console, shown, stdout
-from stellar.config import folder_problem
 from stellar.errors import StellarError
 from stellar.registry import KINDS, Plugin, describe_options, plugins
 from stellar.rundir import ARCHIVE_NAME, EXPORT_DIR
@@ -135,6 +134,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_export_data(args: argparse.Namespace) -> int:
+    from stellar.config import folder_problem  # the configuration's models: not for `list`
+
     use_case, options = use_case_and_options(args)
     problem = folder_problem(args.file.parent) or (args.file.is_dir() and "a folder")
     if problem:
@@ -146,6 +147,7 @@ def cmd_export_data(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from stellar.analysis.report import export_failure_modes  # sklearn: only when needed
+    from stellar.config import folder_problem
 
     archive = args.run_dir / ARCHIVE_NAME
     if not archive.is_file():

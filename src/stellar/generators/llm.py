@@ -15,9 +15,8 @@ import asyncio
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 from pydantic import BaseModel, ConfigDict, Field
 
 from stellar.errors import StellarError
@@ -27,6 +26,9 @@ from stellar.records import TestInput
 from stellar.text.cleaning import clean_generation, is_refusal
 from stellar.text.perturbations import Perturbation, perturbation
 from stellar.text.retrieval import ExampleIndex
+
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = ["LLMGenerator", "render_prompt"]
 
@@ -211,6 +213,8 @@ def _strings(items: str | Sequence[str] | None) -> list[str]:
 
 def _load_template(path: str | Path) -> jinja2.Template:
     """Compile a template file; includes are looked up in its folder."""
+    import jinja2  # when a generator is built, not when the plugins are listed
+
     path = Path(path)
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(path.parent),
@@ -232,6 +236,8 @@ def _load_template(path: str | Path) -> jinja2.Template:
 
 
 def _render(template: jinja2.Template, variables: Mapping[str, Any]) -> str:
+    import jinja2  # already loaded by _load_template
+
     try:
         return template.render(variables).strip()
     except Exception as exc:  # undefined variables, but also errors in template expressions

@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
-from ribs.archives import CategoricalArchive
 
 from stellar.features import Candidate, FeatureSpace
 from stellar.search.astral import Cell, cell_features
@@ -80,6 +79,10 @@ class MapElitesSearch:
         self.others = [name for name in space.names if name not in self.cell_features]
         self.failing = failing or failing_below([0.5] * n_objectives)
         self.rng = random.Random(seed)
+        # pyribs loads numba, torch, scikit-learn, ...: only when this search runs, not when
+        # a configuration with a map-elites section is checked
+        from ribs.archives import CategoricalArchive
+
         self.archive = CategoricalArchive(
             solution_dim=len(space),
             categories=[list(range(len(space[n].values))) for n in self.cell_features],

@@ -24,7 +24,6 @@ from types import SimpleNamespace
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
-from pymoo.algorithms.moo.nsga2 import NSGA2
 from pymoo.core.crossover import Crossover
 from pymoo.core.duplicate import DuplicateElimination
 from pymoo.core.evaluator import Evaluator
@@ -160,6 +159,8 @@ class StellarSearch:
         for label, p in (("crossover", crossover), ("mutation", mutation)):
             if not 0.0 <= p <= 1.0:
                 raise ValueError(f"{label} probability must be in [0, 1], got {p}")
+        from pymoo.algorithms.moo.nsga2 import NSGA2  # scipy.spatial: only when a search runs
+
         self.space = space
         self.problem = Problem(
             n_var=len(space), n_obj=n_objectives, xl=space.lower_bounds, xu=space.upper_bounds

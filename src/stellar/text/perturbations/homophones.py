@@ -61,7 +61,8 @@ def _plain(word: str) -> str:
 
 @functools.cache
 def _data() -> dict[str, Any]:
-    return yaml.safe_load(DATA.read_text(encoding="utf-8"))
+    with DATA.open(encoding="utf-8") as file:  # libyaml when there: read at every start
+        return yaml.load(file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # safe
 
 
 @functools.cache

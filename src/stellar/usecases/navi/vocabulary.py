@@ -80,7 +80,8 @@ def vocabulary() -> Vocabulary:
         cuisine_categories=frozenset(data["cuisine_categories"]),
         priceless_categories=frozenset(data["priceless_categories"]),
     )
-    features = yaml.safe_load(FEATURES.read_text(encoding="utf-8"))["features"]
+    with FEATURES.open(encoding="utf-8") as file:  # libyaml when there: read at every start
+        features = yaml.load(file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["features"]
     check_features(loaded, features, FEATURES.name)
     return loaded
 
