@@ -7,9 +7,14 @@
 Measured, each in a fresh process:
 - the command line: wall time of `stellar --help`, `stellar run --help`, `stellar list` and a
   usage error (median of ``--repeats``);
-- the default run (`stellar run`: navi offline, MiniLM duplicates, seed 0) at 1,000 and
-  10,000 tests: its run time (summary.json's `elapsed`: the search, after models load), the
-  time per test, the process's wall time and peak RSS (``wait4``);
+- the default run (`stellar run`: navi offline, MiniLM duplicates, seed 0, 1,000 tests): its
+  run time (summary.json's `elapsed`: the search, after models load), the time per test,
+  the process's wall time and peak RSS (``wait4``);
+- the same with `--algorithm random` at 1,000 and 10,000 tests, which asks the same kind of
+  inputs throughout, so that the ratio of their times per test shows what a larger archive
+  costs. (NSGA-II converges: at 10,000 tests most of what it asks is a duplicate, 8 of 9
+  inputs after 1,000 generations, so its time per test measures the search, not the
+  framework.);
 - the built-in use case against the stub model server answering in 0.5 s, 64 in flight,
   population 20, 640 tests (``bench/throughput.py --setups navi --levels 64``): the search's
   wall time.
@@ -39,7 +44,11 @@ CLI = {
     "stellar list": ["list"],
     "usage error": ["run", "--tests", "-1"],
 }
-SIZES = {"default": 1000, "large": 10_000}
+RUNS = {  # name: (algorithm, tests)
+    "default": ("stellar", 1000),
+    "random": ("random", 1000),
+    "large": ("random", 10_000),
+}
 
 
 def environment(source: Path | None) -> dict[str, str]:
@@ -67,9 +76,10 @@ def command_line(env: dict[str, str], repeats: int) -> dict[str, float]:
     }
 
 
-def default_run(tests: int, env: dict[str, str]) -> dict[str, float]:
+def default_run(algorithm: str, tests: int, env: dict[str, str]) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as out:
         args = ["run", "--quiet", "--show", "0", "--tests", str(tests), "--out", out]
+        args += ["--algorithm", algorithm]
         wall, rss, _ = stellar(args, env)
         [summary_file] = Path(out).glob("*/summary.json")
         summary = json.loads(summary_file.read_text())
@@ -80,6 +90,7 @@ def default_run(tests: int, env: dict[str, str]) -> dict[str, float]:
         "wall s": wall,
         "peak MiB": rss,
         "failures": summary["failures"],
+        "duplicates": summary["duplicates"],
     }
 
 
@@ -97,9 +108,11 @@ def measure(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     figures: dict[str, dict[str, float]] = {}
     if "cli" not in skip:
         figures["command line (s)"] = command_line(env, args.repeats)
-    for name, tests in SIZES.items():
+    for name, (algorithm, tests) in RUNS.items():
         if name not in skip:
-            figures[f"default run, {tests:,} tests"] = default_run(tests, env)
+            figures[f"default run, {algorithm}, {tests:,} tests"] = default_run(
+                algorithm, tests, env
+            )
     if "stub" not in skip:
         figures["navi vs stub 0.5 s, 64 in flight, 640 tests"] = stub_run(env)
     return figures
@@ -120,7 +133,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--skip", default="", help="of cli,default,large,stub (comma-separated)")
+    parser.add_argument(
+        "--skip", default="", help="of cli,default,random,large,stub (comma-separated)"
+    )
     parser.add_argument("--repeats", type=int, default=5, help="runs per command-line figure")
     parser.add_argument("--source", type=Path, help="measure the checkout in this folder")
     parser.add_argument("--baseline", type=Path, default=BASELINE)
@@ -130,6 +145,10 @@ def main() -> None:
     print(f"CPU cores: {os.cpu_count()}; baseline: {baseline.get('commit', 'none')}", flush=True)
     figures = measure(args)
     show(figures, baseline.get("figures", {}))
+    small, large = (figures.get(f"default run, random, {n:,} tests") for n in (1000, 10_000))
+    if small and large:
+        growth = large["ms per test"] / small["ms per test"]
+        print(f"time per test, 10,000 vs 1,000 tests (random): x{growth:.2f} (budget x1.20)")
     if args.record:
         where = str(args.source or BENCH)
         commit = subprocess.run(
