@@ -37,6 +37,9 @@ class OnnxMiniLM:
         self.tokenizer = _tokenizer(Tokenizer, model_dir)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads or _cores()
+        # no busy-waiting between calls: the run's event loop needs the same cores (on 2
+        # cores, 640 tests against a stub: 33 -> 27 ms of CPU a test, 11.5 -> 10.1 s)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3  # warnings of the graph optimiser are not the user's
         graph = exported(model_dir)
         self.session = onnxruntime.InferenceSession(
