@@ -133,6 +133,24 @@ def test_minilm_cache_preserves_order_and_repeats() -> None:
     assert embedder._model.calls[-1] == ["aa"]
 
 
+def test_minilm_cache_keeps_the_texts_last_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embeddings, "CACHE_SIZE", 3)
+    embedder = MiniLMEmbedder()
+    embedder._model, embedder.dim = FakeModel(), 2
+    texts = ["a", "bb", "ccc", "dddd", "eeeee"]
+    rows = embedder.embed(texts)  # more texts than the cache holds: all answered
+    for text, row in zip(texts, rows, strict=True):
+        np.testing.assert_allclose(row, FakeModel().encode([text], 1)[0], rtol=1e-6)
+    assert embedder.cache_size == 3
+    embedder.embed(["ccc"])  # kept: used last but two, now last
+    embedder.embed(["f"])  # "dddd" goes, not "ccc"
+    calls = len(embedder._model.calls)
+    embedder.embed(["ccc", "eeeee", "f"])
+    assert len(embedder._model.calls) == calls  # all three were kept
+    embedder.embed(["dddd"])
+    assert embedder._model.calls[-1] == ["dddd"]
+
+
 @given(st.lists(st.integers(1, 300), max_size=80), st.integers(1, 16))
 def test_length_chunks_cover_every_text_once_with_little_padding(lengths, largest) -> None:
     chunks = length_chunks(lengths, largest)

