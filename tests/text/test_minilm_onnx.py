@@ -36,8 +36,8 @@ def test_padding_does_not_change_a_vector() -> None:
 def test_the_graph_is_written_once_and_reused(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("STELLAR_CACHE_DIR", str(tmp_path))
     written = []
-    export = minilm_onnx._export
-    monkeypatch.setattr(minilm_onnx, "_export", lambda d, p: (written.append(p), export(d, p))[1])
+    write = minilm_onnx._write_graph  # the real export, in a process of its own
+    monkeypatch.setattr(minilm_onnx, "_write_graph", lambda d, p: (written.append(p), write(d, p)))
     first = minilm_onnx.exported(minilm_model_dir())
     second = minilm_onnx.exported(minilm_model_dir())
     assert first == second and first.is_file() and first.parent.parent == tmp_path
@@ -49,9 +49,17 @@ def test_an_unwritable_cache_gets_a_private_copy(tmp_path, monkeypatch) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("STELLAR_CACHE_DIR", str(blocker / "cache"))
-    monkeypatch.setattr(minilm_onnx, "_export", lambda d, p: p.write_bytes(b"graph"))
+    monkeypatch.setattr(minilm_onnx, "_write_graph", lambda d, p: p.write_bytes(b"graph"))
     graph = minilm_onnx.exported(minilm_model_dir())
     assert graph.read_bytes() == b"graph" and blocker not in graph.parents
+
+
+def test_a_failed_export_says_why(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("STELLAR_CACHE_DIR", str(tmp_path))
+    (tmp_path / "model.safetensors").write_bytes(b"not a model")
+    with pytest.raises(RuntimeError, match="exporting all-MiniLM-L6-v2 to ONNX failed"):
+        minilm_onnx.exported(tmp_path)
+    assert not list(tmp_path.rglob("*.partial"))
 
 
 def test_unknown_backend_is_refused() -> None:

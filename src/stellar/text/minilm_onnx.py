@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import warnings
 from importlib.metadata import version
@@ -98,11 +100,20 @@ def exported(model_dir: Path) -> Path:
         target = Path(tempfile.mkdtemp(prefix="stellar-minilm-")) / name
     partial = target.with_suffix(f".{os.getpid()}.partial")
     try:
-        _export(model_dir, partial)
+        _write_graph(model_dir, partial)
         os.replace(partial, target)  # atomic: a concurrent process sees all or nothing
     finally:
         partial.unlink(missing_ok=True)
     return target
+
+
+def _write_graph(model_dir: Path, path: Path) -> None:
+    """Export in a process of its own, so that torch (~0.5 GB) never stays in the run's."""
+    command = [sys.executable, "-m", "stellar.text.minilm_onnx", str(model_dir), str(path)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise RuntimeError(f"exporting all-MiniLM-L6-v2 to ONNX failed: {last}")
 
 
 def _export(model_dir: Path, path: Path) -> None:
@@ -145,3 +156,7 @@ def _export(model_dir: Path, path: Path) -> None:
             opset_version=OPSET,
             dynamo=False,
         )
+
+
+if __name__ == "__main__":  # python -m stellar.text.minilm_onnx MODEL_DIR OUT.onnx
+    _export(Path(sys.argv[1]), Path(sys.argv[2]))
