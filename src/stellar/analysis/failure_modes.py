@@ -24,7 +24,7 @@ from sklearn.cluster import AgglomerativeClustering
 
 from stellar.analysis.diversity import cluster_terms
 from stellar.analysis.interactions import failure_pairs, run_space, valid_pairs
-from stellar.analysis.metrics import RunData, load_run
+from stellar.archive import open_run
 from stellar.errors import StellarError
 from stellar.records import TestRecord
 from stellar.rundir import CONFIG_NAME
@@ -156,24 +156,35 @@ def _squared_distances(rows: np.ndarray, others: np.ndarray) -> np.ndarray:
 def run_failure_modes(run_dir: str | Path) -> list[FailureMode]:
     """A run's failure modes (one test per distinct input), with the run's duplicate embedder
     (hashing when it has none)."""
-    return _run_modes(load_run(run_dir), _stored(run_dir))
+    return _run_modes(_failures(run_dir), _stored(run_dir))
 
 
-def _run_modes(data: RunData, config: dict) -> list[FailureMode]:
+def _failures(run_dir: str | Path) -> list[TestRecord]:
+    """The failing tests alone: a large run's archive holds many times more duplicates and
+    passing tests (50,859 rows for 2,588 failures at 10,000 random tests: 0.3 GB read)."""
+    with open_run(run_dir) as archive:
+        return [r for r in archive.records(failures_only=True) if r.is_failure]
+
+
+def _run_modes(failures: list[TestRecord], config: dict) -> list[FailureMode]:
     thresholds = _thresholds(config)
     unique: dict[str, FailingTest] = {}
-    for record in data.failures:
+    for record in failures:
         unique.setdefault(record.input_text or "", failing_test(record, thresholds))
     embedder = (config.get("duplicates") or {}).get("embedder") or "hashing"
     return failure_modes(list(unique.values()), "hashing" if embedder == "none" else embedder)
 
 
-def run_diversity(run_dir: str | Path) -> tuple[int, int, int]:
-    """A run's failure modes, its 2-way failure pairs and the pairs its space allows."""
-    data = load_run(run_dir)
-    modes = _run_modes(data, _stored(run_dir))
+def run_diversity(
+    run_dir: str | Path, modes: list[FailureMode] | None = None
+) -> tuple[int, int, int]:
+    """A run's failure modes (``modes`` if already grouped), its 2-way failure pairs and the
+    pairs its space allows."""
+    failures = _failures(run_dir)
+    if modes is None:
+        modes = _run_modes(failures, _stored(run_dir))
     try:
         valid = len(valid_pairs(run_space(run_dir)))
     except (OSError, ValueError, StellarError):  # no readable feature space
         valid = 0
-    return len(modes), len(failure_pairs(data.records)), valid
+    return len(modes), len(failure_pairs(failures)), valid

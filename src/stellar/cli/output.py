@@ -18,6 +18,7 @@ from stellar.untrusted import for_terminal
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
+    from stellar.analysis.failure_modes import FailureMode
     from stellar.estimate import Estimate
     from stellar.records import TestRecord
     from stellar.summary import RunSummary
@@ -62,7 +63,7 @@ def progress_bar(quiet: bool) -> Progress:
     )
 
 
-def print_summary(summary: RunSummary, show: int) -> None:
+def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | None = None) -> None:
     out = stdout()
     if show and summary.failures:
         with open_run(summary.run_dir) as archive:
@@ -93,22 +94,23 @@ def print_summary(summary: RunSummary, show: int) -> None:
         f"ratio {s.failure_ratio:.1%} of verdicts  "
         f"duplicates {s.duplicates}  invalid {s.invalid}  "
         f"errors {s.sut_errors} sut / {s.judge_errors} judge  excluded {s.excluded}  "
-        f"time {s.elapsed:.1f} s\n{diversity_line(s)}{post_search_line(s)}{usage_line(s)}"
+        f"time {s.elapsed:.1f} s\n{diversity_line(s, modes)}{post_search_line(s)}{usage_line(s)}"
         f"results: {shown(s.run_dir)}  "
         f"(export with: stellar export {shown(s.run_dir)})"
     )
 
 
-def diversity_line(summary: RunSummary) -> str:
-    """How different the failures are: modes, and feature pairs among them."""
+def diversity_line(summary: RunSummary, modes: list[FailureMode] | None = None) -> str:
+    """How different the failures are: modes (``modes``, if already grouped), and feature
+    pairs among them."""
     if not summary.failures:
         return ""
     from stellar.analysis.failure_modes import run_diversity  # sklearn: only when needed
 
-    modes, pairs, valid = run_diversity(summary.run_dir)
+    count, pairs, valid = run_diversity(summary.run_dir, modes)
     allowed = f" of {valid}" if valid else ""
     return (
-        f"distinct: {modes} failure modes (failing answers grouped), {pairs}{allowed} 2-way "
+        f"distinct: {count} failure modes (failing answers grouped), {pairs}{allowed} 2-way "
         "feature pairs among the failures\n"
     )
 

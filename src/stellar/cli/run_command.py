@@ -166,10 +166,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"seed {config.seed}, {doing} {shown(run.run_dir)}"
     )
     summary = event_loop.run(execute(run, progress, args.quiet))
-    print_summary(summary, args.show)
+    del run  # its components are not needed for what follows, which reads the archive
+    from stellar.analysis.failure_modes import run_failure_modes  # sklearn: when needed
     from stellar.analysis.html_report import write_report  # pandas, matplotlib: when needed
 
-    console.print(f"report: {shown(write_report(summary.run_dir))}")
+    modes = run_failure_modes(summary.run_dir) if summary.failures else []  # grouped once
+    print_summary(summary, args.show, modes)
+    console.print(f"report: {shown(write_report(summary.run_dir, modes=modes))}")
     if args.junit:
         console.print(f"JUnit XML: {shown(junit_for_run(summary.run_dir, args.junit))}")
     if summary.stop_reason in RESUMABLE:
