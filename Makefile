@@ -28,7 +28,7 @@ browser:
 
 test: $(STAMP) browser
 	$(BIN)/ruff check .
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 --dist loadfile
 
 # Opt-in: the model layer against a real OpenAI-compatible server (llama.cpp's Python server).
 # The first build of llama-cpp-python takes 10-30 min on 2 cores; pip caches the wheel.

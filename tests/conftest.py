@@ -1,7 +1,9 @@
-"""Shared fixtures: the toy use case of tests/fixtures/toy."""
+"""Shared fixtures: the toy use case of tests/fixtures/toy; the command line in this process
+(``cli``) and in a fresh interpreter (``stellar``)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +14,16 @@ FIXTURES = Path(__file__).parent / "fixtures"
 TOY = FIXTURES / "toy"
 sys.path.insert(0, str(TOY))  # the toy module is importable as `toy`
 
+# Several pytest-xdist workers share the cores: one OpenMP thread each (torch), else their
+# spinning threads slow every worker down many times over (tests/pytest_parallel.md). Set
+# before anything imports torch; inherited by the processes the tests start.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 def stellar(*args, cwd=None, env=None) -> subprocess.CompletedProcess:
-    """Run the command line in a fresh interpreter."""
+    """Run the command line in a fresh interpreter: for what needs a process of its own
+    (signals, locks between processes, what a fresh interpreter imports or prints)."""
     return subprocess.run(
         [sys.executable, "-m", "stellar.cli", *map(str, args)],
         capture_output=True,
@@ -23,6 +32,69 @@ def stellar(*args, cwd=None, env=None) -> subprocess.CompletedProcess:
         env=env,
         timeout=600,
     )
+
+
+# the warnings a fresh interpreter shows (python -m stellar.cli, no -W, no PYTHONWARNINGS)
+FRESH_WARNINGS = (
+    ("default", DeprecationWarning, "__main__"),
+    ("ignore", DeprecationWarning, ""),
+    ("ignore", PendingDeprecationWarning, ""),
+    ("ignore", ImportWarning, ""),
+    ("ignore", ResourceWarning, ""),
+)
+
+
+def cli(*args, cwd=None, env=None) -> subprocess.CompletedProcess:
+    """Run the command line in this process, as ``python -m stellar.cli`` would: the exit code
+    (``main``'s return value, or ``SystemExit``'s), standard output and standard error, with
+    the warnings a fresh interpreter would print and, for an uncaught exception, exit code 1
+    and its traceback; ``env`` replaces the environment and ``cwd`` the working directory for
+    the call. Imports and loaded models are shared with the other tests, so a run costs what
+    the run costs, not an interpreter's start."""
+    import contextlib
+    import io
+    import os
+    import traceback
+    import warnings
+
+    from stellar.cli.main import main
+
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        with (
+            warnings.catch_warnings(record=True) as shown,
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+        ):
+            warnings.resetwarnings()
+            for action, category, module in reversed(FRESH_WARNINGS):
+                warnings.filterwarnings(action, category=category, module=module)
+            try:
+                code = main(argv)
+            except SystemExit as exc:  # argparse: --help, usage errors
+                if exc.code is None or isinstance(exc.code, int):
+                    code = exc.code or 0
+                else:
+                    print(exc.code, file=sys.stderr)
+                    code = 1
+            except Exception:
+                traceback.print_exc()
+                code = 1
+        for w in shown:
+            err.write(warnings.formatwarning(w.message, w.category, w.filename, w.lineno))
+    finally:
+        os.chdir(saved_cwd)
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["stellar", *argv], code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import TOY, stellar
+from conftest import TOY, cli
 from distributed import Client
 
 from stellar.cluster import connect, execute, pack, parse_cluster, unpack
@@ -138,7 +138,7 @@ def test_a_cluster_compare_equals_a_local_one_and_resumes_from_the_local_copy(
     args = ["compare", TOY / "run.yaml", "--algorithms", "stellar,random,twise", "--seeds", 2]
     args += [*COMMON, "--set", "algorithm.twise.strength=3", "--dir", root, "--cluster", address]
     env = {**os.environ, "STELLAR_CACHE_DIR": str(tmp_path / "client-cache")}
-    first = stellar(*args, env=env)
+    first = cli(*args, env=env)
     assert first.returncode == 0, first.stderr
     names = sorted(d.name for d in reference.iterdir())
     assert sorted(d.name for d in (root / "runs").iterdir()) == names

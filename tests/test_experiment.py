@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TOY, stellar
+from conftest import TOY, cli
 
 from stellar.errors import StellarError
 from stellar.experiment import Plan, execute, finished, prepare
@@ -113,16 +113,16 @@ def test_compare_command_prints_the_table_and_resumes(tmp_path):
         "--repeats",
         "2",
     ]
-    first = stellar(*args)
+    first = cli(*args)
     assert first.returncode == 0, first.stderr
     assert "stellar" in first.stdout and "random" in first.stdout
     report = tmp_path / "exp" / "report"
     for name in ("runs.csv", "statistics.csv", "feature_rates.csv", "failure_types.csv"):
         assert (report / name).stat().st_size > 0
     assert list(report.glob("*.png")) and list(report.glob("*.svg"))
-    again = stellar(*args)
+    again = cli(*args)
     assert again.returncode == 0 and "skipped 4 of 4 runs" in again.stderr
-    bad = stellar("compare", TOY / "run.yaml", "--algorithms", "stellar,nope", "--dir", tmp_path)
+    bad = cli("compare", TOY / "run.yaml", "--algorithms", "stellar,nope", "--dir", tmp_path)
     assert bad.returncode == 2 and "nope" in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -173,7 +173,7 @@ def test_a_second_compare_on_a_busy_experiment_exits_2_naming_the_first(tmp_path
     )
     try:
         assert holder.stdout.readline().strip() == "held"
-        result = stellar("compare", TOY / "run.yaml", "--seeds", "1", "--dir", tmp_path)
+        result = cli("compare", TOY / "run.yaml", "--seeds", "1", "--dir", tmp_path)
     finally:
         holder.kill()
         holder.wait(10)

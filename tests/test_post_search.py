@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import yaml
-from conftest import stellar
+from conftest import cli
 
 from stellar.archive import ARCHIVE_NAME, export_run, open_run
 from stellar.config import load_config
@@ -126,7 +126,7 @@ def test_judge_killed_half_way_judges_only_what_is_left(toy_config, tmp_path):
     assert 10 <= kept < 60
     first = log.read_text().splitlines()
     log.unlink()
-    done = stellar("judge", summary.run_dir, "--quiet", env=env)
+    done = cli("judge", summary.run_dir, "--quiet", env=env)
     assert done.returncode == 0, done.stderr
     second = log.read_text().splitlines()
     assert len(second) == 60 - kept  # only the tests without a verdict
@@ -144,8 +144,8 @@ def _verdicts(db: Path) -> int:
 
 def test_judge_command_explains_a_run_without_post_search_judge(toy_config):
     summary = run(toy_config(**{"budget.tests": 10}))
-    result = stellar("judge", summary.run_dir)
+    result = cli("judge", summary.run_dir)
     assert result.returncode == 2
     assert "no oracle.post_search" in result.stderr and "Traceback" not in result.stderr
-    missing = stellar("judge", "/nonexistent/run")
+    missing = cli("judge", "/nonexistent/run")
     assert missing.returncode == 2 and "not a run directory" in missing.stderr

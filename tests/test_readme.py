@@ -4,7 +4,7 @@ import re
 import threading
 from pathlib import Path
 
-from conftest import stellar
+from conftest import cli
 
 from stellar.usecases.navi.server import build_server
 
@@ -21,7 +21,7 @@ def test_the_configuration_example_runs_100_tests_with_few_discards(tmp_path, mo
         run = tmp_path / "run.yaml"
         run.write_text(example.replace("127.0.0.1:8000", f"127.0.0.1:{port}"))
         monkeypatch.setenv("MY_API_KEY", "anything")
-        result = stellar("run", run, "--quiet", "--show", "0", "--out", tmp_path)
+        result = cli("run", run, "--quiet", "--show", "0", "--out", tmp_path)
     finally:
         server.shutdown()
     assert result.returncode == 0, result.stderr

@@ -5,7 +5,7 @@ import re
 import sys
 
 import pytest
-from conftest import TOY, stellar
+from conftest import TOY, cli, stellar
 
 from stellar.cli import main
 from stellar.errors import StellarError
@@ -66,7 +66,7 @@ def installed(tmp_path):
 
 
 def test_list_shows_every_built_in_with_its_options():
-    result = stellar("list")
+    result = cli("list")
     assert result.returncode == 0, result.stderr
     for kind in KINDS:
         assert f"{kind} - " in result.stdout
@@ -77,6 +77,7 @@ def test_list_shows_every_built_in_with_its_options():
 
 
 def test_an_installed_plugin_is_listed_and_runs_with_its_own_options(installed, tmp_path):
+    """In fresh interpreters: entry points are found on the path a process starts with."""
     listing = stellar("list", env=installed)
     assert listing.returncode == 0, listing.stderr
     assert "stride  Random batches, skipping" in listing.stdout

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import TOY, stellar
+from conftest import TOY, cli
 
 from stellar.archive import ARCHIVE_NAME
 from stellar.errors import StellarError
@@ -108,13 +108,13 @@ def test_resume_refuses_a_run_whose_search_changed(toy_config):
 
 def test_resume_changes_budgets_only(toy_config, tmp_path):
     summary = run(toy_config(**{"budget.tests": 20}))
-    result = stellar("run", "--resume", summary.run_dir, "--seed", "4")
+    result = cli("run", "--resume", summary.run_dir, "--seed", "4")
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "stellar: error: --resume continues a run as it was configured; only budgets may "
         "change, not seed"
     ]
-    result = stellar("run", "--resume", tmp_path)
+    result = cli("run", "--resume", tmp_path)
     assert result.returncode == 2 and "not a run directory" in result.stderr
 
 
@@ -181,7 +181,7 @@ def test_sigkill_then_resume_gives_the_budget_without_duplicates(tmp_path):
     finally:
         proc.kill()
     assert not (run_dir / SUMMARY_NAME).exists()
-    result = stellar(
+    result = cli(
         "run",
         "--resume",
         run_dir,
@@ -218,7 +218,7 @@ def test_a_second_process_on_a_live_run_exits_2_naming_the_first(tmp_path):
     proc = slow_run(out, 5000)
     try:
         run_dir = wait_for_rows(out, 5)
-        second = stellar(
+        second = cli(
             "run", "--resume", run_dir, "--quiet", env={**os.environ, "PYTHONPATH": str(TOY)}
         )
     finally:

@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from conftest import TOY, stellar
+from conftest import TOY, cli
 from toy import failing
 
 from stellar.archive import ARCHIVE_NAME, open_run
@@ -204,7 +204,7 @@ def test_a_dead_http_sut_exits_3_quickly_with_one_line(tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     began = time.monotonic()
-    result = stellar(
+    result = cli(
         "run", TOY / "run.yaml", "--sut", f"http://127.0.0.1:{port}/query", "--quiet",
         "--out", tmp_path,
     )  # fmt: skip

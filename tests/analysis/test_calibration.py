@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import TOY, stellar
+from conftest import TOY, cli
 from scipy.stats import spearmanr
 
 from stellar.analysis.calibration import calibrate, fit_weights, read_labels, spec_of
@@ -112,7 +112,7 @@ def test_weights_are_refitted_from_the_raters_dimensions(tmp_path):
 
 
 def test_navi_calibration_on_the_shipped_labels():
-    result = stellar("calibrate", "navi")
+    result = cli("calibrate", "navi")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "100 labelled answers" in out and "2 rater(s)" in out
@@ -125,15 +125,15 @@ def test_bad_label_files_get_one_clear_message(tmp_path):
     bad.write_text('{"input": "x", "answer": "y"}\n')
     with pytest.raises(ConfigError, match=r"line 1.*labels"):
         read_labels(bad)
-    result = stellar("calibrate", "navi", "--labels", bad)
+    result = cli("calibrate", "navi", "--labels", bad)
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    none = stellar("calibrate", str(TOY))
+    none = cli("calibrate", str(TOY))
     assert none.returncode == 2 and "declares no calibration" in none.stderr
 
 
 def test_safety_calibration_measures_both_judges_on_the_shipped_labels(tmp_path):
     out = tmp_path / "calibration.json"
-    result = stellar("calibrate", "safety", "--json", out)
+    result = cli("calibrate", "safety", "--json", out)
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())
     assert report["rows"] >= 100 and report["raters"] == 2 and "verdict" in report["kappa"]

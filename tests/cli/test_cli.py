@@ -2,14 +2,14 @@ import csv
 import json
 
 import pytest
-from conftest import TOY, stellar
+from conftest import TOY, cli, stellar
 
 from stellar.analysis.failure_modes import run_diversity
 from stellar.cli import main
 
 
 def test_run_prints_progress_summary_and_exports(tmp_path):
-    result = stellar("run", TOY / "run.yaml", "--tests", "60", "--out", tmp_path, "--seed", "3")
+    result = cli("run", TOY / "run.yaml", "--tests", "60", "--out", tmp_path, "--seed", "3")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     for word in (
@@ -25,7 +25,7 @@ def test_run_prints_progress_summary_and_exports(tmp_path):
         assert word in out
     [run_dir] = list(tmp_path.iterdir())
     assert str(run_dir) in out.replace("\n", "")
-    exported = stellar("export", run_dir)
+    exported = cli("export", run_dir)
     assert exported.returncode == 0, exported.stderr
     rows = [json.loads(line) for line in (run_dir / "export" / "tests.jsonl").open()]
     assert len(rows) == 60
@@ -43,7 +43,7 @@ def test_run_prints_progress_summary_and_exports(tmp_path):
 
 
 def test_options_override_configuration(tmp_path):
-    result = stellar(
+    result = cli(
         "run",
         TOY / "run.yaml",
         "--tests",
@@ -88,7 +88,7 @@ def test_options_override_configuration(tmp_path):
 def test_malformed_configuration_exits_2_with_one_line(tmp_path, config, expected):
     path = tmp_path / "bad.yaml"
     path.write_text(config.format(toy=TOY))
-    result = stellar("run", path, "--out", tmp_path / "runs")
+    result = cli("run", path, "--out", tmp_path / "runs")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
@@ -97,6 +97,8 @@ def test_malformed_configuration_exits_2_with_one_line(tmp_path, config, expecte
 
 
 def test_malformed_feature_file_exits_2(tmp_path):
+    """Through `python -m stellar.cli` in a fresh interpreter: the entry point's exit code, and
+    nothing else (no warning of an import) on standard error."""
     features = tmp_path / "f.yaml"
     features.write_text(
         "features:\n  - {name: a, kind: content, values: [x]}\n"
@@ -124,7 +126,7 @@ def test_export_of_a_folder_that_is_no_run_exits_2(tmp_path, capsys):
 
 
 def test_help_explains_every_option():
-    result = stellar("run", "--help")
+    result = cli("run", "--help")
     assert result.returncode == 0
     for option in (
         "--algorithm",
@@ -140,7 +142,7 @@ def test_help_explains_every_option():
 
 
 def test_fail_on_failures_exit_code(tmp_path):
-    result = stellar(
+    result = cli(
         "run",
         TOY / "run.yaml",
         "--tests",

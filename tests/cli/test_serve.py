@@ -7,7 +7,7 @@ import subprocess
 import sys
 import urllib.request
 
-from conftest import TOY, stellar
+from conftest import TOY, cli
 
 
 def test_serve_runs_the_use_case_server_with_its_options(tmp_path):
@@ -35,12 +35,12 @@ def test_serve_runs_the_use_case_server_with_its_options(tmp_path):
 
 
 def test_serve_refuses_a_use_case_without_a_server_and_unknown_options():
-    plain = stellar("serve", TOY)
+    plain = cli("serve", TOY)
     assert plain.returncode == 2
     assert (
         plain.stderr.strip() == "stellar: error: use case 'toy' ships no system under test to serve"
     )
-    typo = stellar("serve", "navi", "--option", "poi=multiwoz")
+    typo = cli("serve", "navi", "--option", "poi=multiwoz")
     assert typo.returncode == 2
     assert "usecase.poi: use case 'navi' has no such option (options: pois)" in typo.stderr
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TOY, stellar
+from conftest import TOY, cli
 
 from stellar.config import load_config, sut_setting
 from stellar.errors import ConfigError
@@ -61,7 +61,7 @@ def test_bad_model_in_configuration_is_a_config_error():
 
 
 def test_dry_run_estimates_without_keys_or_requests(tmp_path):
-    result = stellar(
+    result = cli(
         "run",
         "--generator",
         "openai:gpt-4o-mini",
@@ -86,7 +86,7 @@ def test_dry_run_estimates_without_keys_or_requests(tmp_path):
 
 
 def test_offline_dry_run_says_it_costs_nothing():
-    result = stellar("run", "--dry-run")
+    result = cli("run", "--dry-run")
     assert result.returncode == 0 and "no model is configured" in result.stdout
 
 
@@ -113,7 +113,7 @@ def test_offline_dry_run_says_it_costs_nothing():
 )
 def test_mistakes_are_one_line_with_exit_code_2(args, message, tmp_path):
     env = {**no_keys(), "AZURE_OPENAI_API_KEY": "k"}
-    result = stellar("run", TOY / "run.yaml", "--out", tmp_path, *args, env=env)
+    result = cli("run", TOY / "run.yaml", "--out", tmp_path, *args, env=env)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -121,7 +121,7 @@ def test_mistakes_are_one_line_with_exit_code_2(args, message, tmp_path):
 
 def test_refused_key_ends_the_run_with_exit_code_2(tmp_path):
     with StubLLMServer() as server:
-        result = stellar(
+        result = cli(
             "run",
             FIXTURE / "run.yaml",
             "--out",
@@ -165,7 +165,7 @@ def test_the_stub_from_the_readme_takes_the_cli_requests_without_a_key(tmp_path)
         url = stub.stdout.readline().strip()
         model = f"openai-compatible:stub@{url}"
         env = {k: v for k, v in os.environ.items() if not k.endswith("API_KEY")}
-        result = stellar(
+        result = cli(
             "run", "--sut", model, "--judge", model, "--tests", "5", "--quiet",
             "--out", tmp_path, "--no-cache", env=env,
         )  # fmt: skip

@@ -113,8 +113,24 @@ async def test_json_object_requests_carry_the_schema_in_the_prompt(models):
     )
 
 
+class TogetherStub(StubLLMServer):
+    """Answers none of the first ``together`` requests before all of them have arrived (or
+    2 s have passed): they are in flight at once however busy the machine is."""
+
+    together = 5
+
+    async def answer(self, headers, body):
+        self.arrived = getattr(self, "arrived", 0) + 1
+        if self.arrived <= self.together:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 2
+            while self.arrived < self.together and loop.time() < deadline:
+                await asyncio.sleep(0.005)
+        return await super().answer(headers, body)
+
+
 async def test_concurrent_rejections_step_down_once_and_log_once(models, caplog):
-    with StubLLMServer(obedient_model, reject_structured="llama-cpp-python", delay=0.05) as s:
+    with TogetherStub(obedient_model, reject_structured="llama-cpp-python", delay=0.05) as s:
         client = models.client(f"openai-compatible:judge@{s.url}", "judge")
         book: dict = {}
         with caplog.at_level(logging.WARNING, logger="stellar.llm.client"):

@@ -4,7 +4,7 @@ import json
 import threading
 
 import pytest
-from conftest import stellar
+from conftest import cli
 
 from stellar.archive import open_run
 from stellar.usecases.navi.assistant import NavigationAssistant
@@ -12,7 +12,7 @@ from stellar.usecases.navi.server import make_server
 
 
 def test_default_run_needs_no_arguments(tmp_path):
-    result = stellar("run", "--tests", "40", "--population", "10", cwd=tmp_path)
+    result = cli("run", "--tests", "40", "--population", "10", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     [run_dir] = (tmp_path / "runs").iterdir()
     assert run_dir.name.startswith("navi-stellar-s0-")
@@ -30,7 +30,7 @@ def test_default_run_needs_no_arguments(tmp_path):
 
 
 def test_run_on_real_multiwoz_venues(tmp_path):
-    result = stellar(
+    result = cli(
         "run",
         "--option",
         "pois=multiwoz",
@@ -68,7 +68,7 @@ def test_http_adapter_against_serve_navi(tmp_path, navi_server):
         f"  url: http://127.0.0.1:{port}/query\n"
         "  body: {text: '{{input}}'}\n  answer: $.answer\n  data: $.pois\n"
     )
-    result = stellar("run", config, "--tests", "15", "--population", "5", cwd=tmp_path)
+    result = cli("run", config, "--tests", "15", "--population", "5", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     [run_dir] = (tmp_path / "runs").iterdir()
     with open_run(run_dir) as archive:
