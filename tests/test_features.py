@@ -198,3 +198,9 @@ def test_space_bounds_match_encoding():
     for _ in range(50):
         v = np.array(space.encode(space.random_values(rng)))
         assert (v >= space.lower_bounds).all() and (v <= space.upper_bounds).all()
+
+
+def test_unknown_keys_of_mixed_types_are_one_error():
+    raw = {"features": [{"name": "a", "kind": "style", "values": [1, 2], "": None, 0: None}]}
+    with pytest.raises(ConfigError, match="unknown key"):
+        parse_feature_space(raw)

@@ -278,7 +278,7 @@ def _parse_feature(raw: Any, where: str, fail) -> Feature:
         raise fail(where, "expected a mapping with name, kind, values and ordinal")
     unknown = set(raw) - {"name", "kind", "values", "ordinal", "description"}
     if unknown:
-        raise fail(f"{where}.{sorted(unknown)[0]}", "unknown key")
+        raise fail(f"{where}.{sorted(unknown, key=str)[0]}", "unknown key")  # keys of any type
     name = raw.get("name")
     if not isinstance(name, str) or not name.strip():
         raise fail(f"{where}.name", "expected a non-empty name")
