@@ -64,7 +64,7 @@ def test_export_has_the_verdict_in_columns_of_its_own(toy_config, tmp_path):
     with open(tmp_path / "export" / "tests.csv", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert {"score.quality", "verdict.score.strict", "verdict.failed"} <= set(rows[0])
-    assert {row["is_failure"] for row in rows} >= {"True"}
+    assert {row["failed"] for row in rows} >= {"True"}
 
 
 def test_judge_command_judges_a_finished_run_once(toy_config):

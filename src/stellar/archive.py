@@ -268,7 +268,9 @@ def export_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[P
 def _flat(record: TestRecord) -> dict[str, Any]:
     row = asdict(record)
     row["status"] = str(record.status)
-    row["is_failure"] = record.is_failure
+    row["oracle_failed"] = row["failed"]  # the search's oracle, before exclusion and judge
+    row["failed"] = record.is_failure  # the count's meaning: an excluded test never fails
+    row["excluded"] = record.final_excluded
     return row
 
 

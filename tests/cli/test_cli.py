@@ -33,8 +33,8 @@ def test_run_prints_progress_summary_and_exports(tmp_path):
         table = list(csv.DictReader(fh))
     assert len(table) == 60 and "feature.color" in table[0] and "score.quality" in table[0]
     failures = [json.loads(line) for line in (run_dir / "export" / "failures.jsonl").open()]
-    assert all(row["is_failure"] for row in failures)
-    assert len(failures) == sum(row["is_failure"] for row in rows)
+    assert all(row["failed"] for row in failures)
+    assert len(failures) == sum(row["failed"] for row in rows)
     with (run_dir / "export" / "failure_modes.csv").open() as fh:
         modes = list(csv.DictReader(fh))
     sizes = {row["type"]: int(row["size"]) for row in modes}  # a row per example

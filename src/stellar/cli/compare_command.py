@@ -163,10 +163,7 @@ def run_experiment(
             console.print(f"[red]{shown(algorithm)} seed {seed} failed:[/] {shown(error)}")
         else:
             console.print(
-                f"{algorithm} seed {seed}: {summary['failures']} "
-                f"failure{'s' * (summary['failures'] != 1)} in "
-                f"{summary['tests']} tests ({summary['failure_ratio']:.1%}), "
-                f"{summary['elapsed']:.0f} s"
+                f"{algorithm} seed {seed}: {count_line(summary)}, {summary['elapsed']:.0f} s"
             )
 
     try:
@@ -210,6 +207,15 @@ def run_experiment(
     failures = sum(s.get("failures", 0) for s in summaries)
     verdicts = sum(s.get("verdicts", 0) for s in summaries)
     return gate_exit(args, failures, verdicts, strict=False)
+
+
+def count_line(summary: dict[str, Any]) -> str:
+    """Failures among the verdicts, as the run's summary counts them."""
+    failures = summary["failures"]
+    return (
+        f"{failures} failure{'s' * (failures != 1)} of {summary['verdicts']} verdicts "
+        f"({summary['failure_ratio']:.1%}) in {summary['tests']} tests"
+    )
 
 
 class RunBoard:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
     from stellar.analysis.failure_modes import FailureMode
+    from stellar.cli.line_progress import LineProgress
     from stellar.estimate import Estimate
     from stellar.records import TestRecord
     from stellar.summary import RunSummary
@@ -36,12 +37,24 @@ def shown(text: object) -> str:
     return escape(for_terminal(str(text)))
 
 
-def status(quiet: bool, what: str) -> AbstractContextManager[Any]:
-    """A spinner saying what takes long (nothing when quiet)."""
-    return nullcontext() if quiet else console.status(f"{what} ...")
+def status(quiet: bool, what: str, line: bool = True) -> AbstractContextManager[Any]:
+    """A spinner saying what takes long; when not on a terminal a plain line instead, or
+    nothing unless ``line`` (a step that may still end in a one-line usage error); nothing
+    when quiet."""
+    if quiet or not (line or console.is_terminal):
+        return nullcontext()
+    if not console.is_terminal:
+        console.print(f"{what} ...")
+        return nullcontext()
+    return console.status(f"{what} ...")
 
 
-def progress_bar(quiet: bool) -> Progress:
+def progress_bar(quiet: bool) -> Progress | LineProgress:
+    """A live bar on a terminal; elsewhere lines at a steady interval (:mod:`line_progress`)."""
+    if not quiet and not console.is_terminal:
+        from stellar.cli.line_progress import LineProgress
+
+        return LineProgress(console)
     from rich.progress import (  # only for a command that runs tests
         BarColumn,
         MofNCompleteColumn,
@@ -94,7 +107,8 @@ def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | Non
         f"ratio {s.failure_ratio:.1%} of verdicts  "
         f"duplicates {s.duplicates}  invalid {s.invalid}  "
         f"errors {s.sut_errors} sut / {s.judge_errors} judge  excluded {s.excluded}  "
-        f"time {s.elapsed:.1f} s\n{diversity_line(s, modes)}{post_search_line(s)}{usage_line(s)}"
+        f"testing time {s.elapsed:.1f} s\n"
+        f"{diversity_line(s, modes)}{post_search_line(s)}{usage_line(s)}"
         f"results: {shown(s.run_dir)}  "
         f"(export with: stellar export {shown(s.run_dir)})"
     )
@@ -143,12 +157,13 @@ def health_exit(summary: RunSummary) -> int | None:
 
 
 def progress_task(
-    progress: Progress, description: str, total: int | None
-) -> Callable[[TestRecord, RunSummary], None]:
-    """A task on ``progress`` and the callback that moves it as tests complete."""
+    progress: Progress | LineProgress, description: str, total: int | None
+) -> Callable[[TestRecord | None, RunSummary], None]:
+    """A task on ``progress`` and the callback that moves it as tests complete (the record
+    is not read: the bar shows the summary's counts)."""
     task = progress.add_task(description, total=total, failures=0, ratio=0.0, errors=0)
 
-    def update(record: TestRecord, summary: RunSummary) -> None:
+    def update(record: TestRecord | None, summary: RunSummary) -> None:
         progress.update(
             task,
             completed=summary.tests,
@@ -163,9 +178,9 @@ def progress_task(
 class JudgingProgress:
     """A second progress bar, for the post-search judge, shown once it starts."""
 
-    def __init__(self, progress: Progress) -> None:
+    def __init__(self, progress: Progress | LineProgress) -> None:
         self.progress = progress
-        self.task: TaskID | None = None
+        self.task: TaskID | int | None = None
         self.failures = self.done = 0
 
     def update(self, record: TestRecord, total: int) -> None:

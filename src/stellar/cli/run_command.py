@@ -6,6 +6,8 @@ import argparse
 import asyncio
 import signal
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +38,8 @@ from stellar.termination import StopReason
 if TYPE_CHECKING:
     from rich.progress import Progress
 
+    from stellar.cli.line_progress import LineProgress
+    from stellar.records import TestRecord
     from stellar.run import Run
     from stellar.summary import RunSummary
 
@@ -127,6 +131,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from stellar.resume import resume_config
     from stellar.run import Run
 
+    started = time.monotonic()
     overrides = {
         "algorithm.name": args.algorithm,
         "seed": args.seed,
@@ -152,7 +157,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     update = progress_task(progress, "testing", config.budget.tests)
 
     judging = JudgingProgress(progress)
-    with status(args.quiet, "building the components (feature space, algorithm, models)"):
+    building = "building the components (feature space, algorithm, models)"
+    with status(args.quiet, building, line=False):
         run = Run(
             config,
             run_dir=args.resume,
@@ -165,7 +171,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"[bold]stellar[/] {config.name}: algorithm {config.algorithm.name}, "
         f"seed {config.seed}, {doing} {shown(run.run_dir)}"
     )
-    summary = event_loop.run(execute(run, progress, args.quiet))
+    summary = event_loop.run(execute(run, progress, args.quiet, update))
+    finished = time.monotonic() - started
     del run  # its components are not needed for what follows, which reads the archive
     from stellar.analysis.failure_modes import run_failure_modes  # sklearn: when needed
     from stellar.analysis.html_report import write_report  # pandas, matplotlib: when needed
@@ -173,6 +180,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     modes = run_failure_modes(summary.run_dir) if summary.failures else []  # grouped once
     print_summary(summary, args.show, modes)
     console.print(f"report: {shown(write_report(summary.run_dir, modes=modes))}")
+    console.print(time_line(summary.elapsed, finished, time.monotonic() - started))
     if args.junit:
         console.print(f"JUnit XML: {shown(junit_for_run(summary.run_dir, args.junit))}")
     if summary.stop_reason in RESUMABLE:
@@ -186,9 +194,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     return gate_exit(args, summary.failures, summary.verdicts, strict=args.fail_on_failures)
 
 
-async def execute(run: Run, progress: Progress, quiet: bool) -> RunSummary:
+def time_line(searched: float, finished: float, total: float) -> str:
+    """Where the command's time went: the summary's time is the search's (with the judge
+    after it); loading before it and the report after it come on top."""
+    return (
+        f"time: {total:.1f} s in all = {finished - searched:.1f} s loading (configuration, "
+        f"models, data) + {searched:.1f} s testing and judging + {total - finished:.1f} s "
+        "grouping failures and writing the report"
+    )
+
+
+async def execute(
+    run: Run,
+    progress: Progress | LineProgress,
+    quiet: bool,
+    update: Callable[[TestRecord | None, RunSummary], None],
+) -> RunSummary:
     """Prepare, then run with Ctrl-C and SIGTERM handling: the first stops after the tests in
-    flight, the second aborts."""
+    flight, the second aborts. The bar ends on the summary's counts (``update``)."""
     loop = asyncio.get_running_loop()
     main_task = asyncio.current_task()
 
@@ -210,7 +233,9 @@ async def execute(run: Run, progress: Progress, quiet: bool) -> RunSummary:
         with status(quiet, "preparing (loading models, opening data)"):
             await run.prepare()  # before the budgets start
         with progress:
-            return await run.execute()
+            summary = await run.execute()
+            update(None, summary)  # after the post-search judge's recount
+            return summary
     except asyncio.CancelledError:
         return run.summary
     finally:
