@@ -63,7 +63,9 @@ def test_a_mode_is_titled_by_its_objective_and_its_typical_answers_opening():
 
 
 def test_a_long_answer_is_cut_at_a_word_on_one_line():
-    answer = "Café Nour, 156 Main Street.\nOpen until 420 minutes past noon, rated 4.5 stars by many"
+    answer = (
+        "Café Nour, 156 Main Street.\nOpen until 420 minutes past noon, rated 4.5 stars by many"
+    )
     title = mode_title(("content", "response"), answer)
     assert title.startswith("content + response failed: “Café Nour, 156 Main Street. Open")
     assert title.endswith("…”") and "\n" not in title
