@@ -90,6 +90,9 @@ class FitnessConfig(Strict):
     objectives: list[str] | None = Field(
         None, description="scores the search minimises; default: the oracle's thresholds"
     )
+    descriptions: dict[str, str] = Field(
+        default_factory=dict, description="what each score means, shown in the report"
+    )
 
 
 class JudgeConfig(Strict):
@@ -118,6 +121,9 @@ class PostSearchConfig(Strict):
     target: str = Field(description="a registered fitness or judge, or package.module:attr")
     options: dict[str, Any] = Field(default_factory=dict)
     below: Thresholds = Field(description="failure when one of these scores is below")
+    descriptions: dict[str, str] = Field(
+        default_factory=dict, description="what each score means, shown in the report"
+    )
     concurrency: int | None = Field(
         None, ge=1, le=MAX_CONCURRENCY, description="default: the run's concurrency"
     )

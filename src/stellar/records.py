@@ -18,6 +18,7 @@ class Status(StrEnum):
 
 
 DISCARDED = (Status.INVALID, Status.DUPLICATE)
+EXCLUDED_REASON = "excluded_reason"  # the details key saying why a test was excluded
 
 
 @dataclass

@@ -1,6 +1,14 @@
 """Failure modes: planted answer families are found, each kept whole under rewording."""
 
-from stellar.analysis.failure_modes import FailingTest, failed_objectives, failure_modes
+import re
+
+from stellar.analysis.failure_modes import (
+    FailingTest,
+    failed_objectives,
+    failure_modes,
+    mode_title,
+    opening,
+)
 
 FAMILIES = {
     "clarify": [
@@ -42,7 +50,30 @@ def test_three_planted_families_are_three_modes_each_kept_whole():
     assert found == [["clarify"], ["endpoint"], ["wrong price"]]
     assert [m.size for m in modes] == [4, 3, 3]
     clarify = modes[0]
-    assert clarify.label.startswith("response: ") and len(clarify.examples) == 3
+    assert clarify.label.startswith("response failed: “") and len(clarify.examples) == 3
+
+
+def test_a_mode_is_titled_by_its_objective_and_its_typical_answers_opening():
+    modes = failure_modes(planted_tests("content"), "minilm")
+    for mode in modes:
+        typical = mode.examples[0][1]
+        assert mode.label == f"content failed: “{typical}”"  # short answers: quoted whole
+        words = re.findall(r"[^\W\d_]{3,}", mode.label)
+        assert len(words) >= 4, mode.label  # words, not a list of numbers
+
+
+def test_a_long_answer_is_cut_at_a_word_on_one_line():
+    answer = (
+        "Café Nour, 156 Main Street.\nOpen until 420 minutes past noon, rated 4.5 stars by many"
+    )
+    title = mode_title(("content", "response"), answer)
+    assert title.startswith("content + response failed: “Café Nour, 156 Main Street. Open")
+    assert title.endswith("…”") and "\n" not in title
+    quoted = title.split("“", 1)[1].removesuffix("…”")
+    assert answer.replace("\n", " ").startswith(quoted) and len(quoted) <= 70
+    assert answer.replace("\n", " ")[len(quoted)] == " "  # cut between words
+    assert mode_title(("failure",), "  ") == "failed: (empty answer)"
+    assert opening("x" * 100) == f"“{'x' * 70}…”"
 
 
 def test_a_different_failed_objective_is_a_mode_of_its_own():

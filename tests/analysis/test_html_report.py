@@ -95,7 +95,7 @@ def test_long_texts_are_cut_saying_how_long_they_were():
 def test_the_run_page_holds_summary_modes_and_curve(run_dir):
     html = write_report(run_dir, run_dir / "other.html", embedder="hashing").read_text("utf-8")
     page = json.loads(parts(html)[3])
-    summary = dict(page["summary"])
+    summary = {row[0]: row[1] for row in page["summary"]}
     data = load_run(run_dir)
     assert summary["tests"] == str(data.summary["tests"])
     assert summary["failures"] == str(data.summary["failures"])

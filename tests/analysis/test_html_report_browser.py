@@ -14,8 +14,10 @@ import pytest
 from browser import Browser, find_chromium
 from html_runs import hostile_experiment, hostile_run
 
-from stellar.analysis.html_report import write_report
-from stellar.analysis.metrics import load_run
+from stellar.analysis.html_page import render
+from stellar.analysis.html_report import run_payload, write_report
+from stellar.analysis.metrics import RunData, load_run
+from stellar.records import TestRecord
 
 CHROMIUM = find_chromium()
 SCREENS = Path("/tmp/stellar-report-screens")  # a copy of each screenshot, to look at
@@ -114,9 +116,9 @@ def test_the_filters_select_the_tests_they_name(page, run_dir):
     records = load_run(run_dir).records
     total = len(records)
     failures = sum(r.is_failure for r in records)
-    assert shown(page) == (f"{total} of {total} tests", 100)  # one page of rows at a time
+    assert shown(page) == (f"{total} of {total} inputs", 100)  # one page of rows at a time
     choose(page, "f-verdict", 0)  # failure
-    assert shown(page) == (f"{failures} of {total} tests", min(100, failures))
+    assert shown(page) == (f"{failures} of {total} inputs", min(100, failures))
     assert page.evaluate("[...document.querySelectorAll('#rows .badge.v-fail')].length") == min(
         100, failures
     )
@@ -129,7 +131,7 @@ def test_the_filters_select_the_tests_they_name(page, run_dir):
             ".findIndex(o => o.text === 'red') - 1"
         ),
     )
-    assert shown(page)[0] == f"{red} of {total} tests"
+    assert shown(page)[0] == f"{red} of {total} inputs"
     choose(page, "f-verdict", "")
     choose(page, "f-feature-0", "")
     page.evaluate(
@@ -138,7 +140,7 @@ def test_the_filters_select_the_tests_they_name(page, run_dir):
     )
     matching = sum("quality 0.5" in (r.response_text or "").lower() for r in records)
     assert 0 < matching < total
-    assert shown(page)[0] == f"{matching} of {total} tests"
+    assert shown(page)[0] == f"{matching} of {total} inputs"
 
 
 def test_the_pages_of_rows_move_on(page, run_dir):
@@ -150,7 +152,7 @@ def test_the_pages_of_rows_move_on(page, run_dir):
 
 
 def test_the_heat_map_counts_the_two_chosen_features(page, run_dir):
-    executed = [r for r in load_run(run_dir).records if r.executed]
+    executed = [r for r in load_run(run_dir).records if r.judged and not r.final_excluded]
     names = page.evaluate("[...document.getElementById('heat-x').options].map(o => o.text)")
     x, y = names.index("mood"), names.index("size")
     choose(page, "heat-x", x)
@@ -172,6 +174,53 @@ def test_the_heat_map_counts_the_two_chosen_features(page, run_dir):
             ]
             assert (tests, fails) == (len(mine), sum(r.is_failure for r in mine)), (size, mood)
     assert sum(f for _, cells in rows for _, f in cells) == sum(r.is_failure for r in executed)
+
+
+def synthetic_page(browser: Browser, path: Path, kinds: list[str], x: int, y: int) -> None:
+    """A run whose cell (one, first kind) holds 1 failing test and the "many" cells 20
+    failing tests among ``kinds``, its heat map with features ``x`` by ``y``."""
+    records = [
+        TestRecord(0, i, 0, {"support": value, "kind": kinds[i % len(kinds)]}, [], failed=True)
+        for i, value in enumerate(["one"] + ["many"] * 20)
+    ]
+    for record in records:
+        record.scores, record.response_text, record.input_text = {"q": 0.0}, "no", f"in {record}"
+    payload = run_payload(RunData(path.parent, records), modes=[])
+    path.write_text(render(payload), encoding="utf-8")
+    browser.open(path)
+    choose(browser, "heat-x", x)
+    choose(browser, "heat-y", y)
+
+
+def test_a_cell_of_one_test_is_paler_than_one_of_many_at_the_same_rate(browser, tmp_path):
+    synthetic_page(browser, tmp_path / "report.html", ["a", "b", "c"], 0, 1)
+    cells = browser.evaluate(
+        "[...document.querySelectorAll('#heat td.cell:not(.empty)')].map(td =>"
+        " [+td.dataset.tests, +td.dataset.failures, td.textContent,"
+        " +getComputedStyle(td).backgroundColor.split(',')[3].replace(')', '')])"
+    )
+    alpha = {tests: a for tests, failures, _, a in cells if tests == failures}
+    assert {tests for tests, *_ in cells} == {1, 6, 7}  # every cell fails all its tests
+    assert alpha[1] < 0.3 < alpha[6] < alpha[7]  # 100% each, paler with fewer tests
+    assert all(text.endswith(f"{f}/{n}") for n, f, text, _ in cells)  # n shown
+
+
+def test_long_category_names_wrap_between_words(browser, tmp_path):
+    kinds = [f"accommodation and lodging {i}" for i in range(20)]  # more than fit the page
+    synthetic_page(browser, tmp_path / "report.html", kinds, 1, 0)
+    broken = browser.evaluate(
+        """[...document.querySelectorAll('#heat th, table.rates th')].flatMap(th => {
+          const text = th.firstChild;
+          if (!text || text.nodeType !== 3) return [];
+          return [...text.data.matchAll(/\\S+/g)].filter(m => {
+            const range = document.createRange();
+            range.setStart(text, m.index);
+            range.setEnd(text, m.index + m[0].length);
+            return range.getClientRects().length > 1;  // one word over two lines
+          }).map(m => m[0]);
+        })"""
+    )
+    assert broken == []
 
 
 def test_a_screenshot_of_the_run_page(page, tmp_path):

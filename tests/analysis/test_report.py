@@ -96,7 +96,7 @@ def test_report_writes_consistent_tables_and_plots(runs, tmp_path):
     modes = read_csv(out / "failure_modes.csv")
     assert sum(m.size for m in report.failure_modes) == len(distinct)
     assert {m["label"] for m in modes} == {m.label for m in report.failure_modes}
-    assert all(m["label"].startswith("quality: ") for m in modes)  # the toy's one objective
+    assert all(m["label"].startswith("quality failed: ") for m in modes)  # the toy's objective
 
     types = read_csv(out / "failure_types.csv")
     assert sum(t.size for t in report.failure_types) == len(distinct)

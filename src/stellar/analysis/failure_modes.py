@@ -8,12 +8,14 @@ number of modes follows from the data instead of collapsing to two clusters. Bey
 other answer joins the cluster of its nearest sampled answer, or, where no sampled answer
 is within ``DISTANCE``, is clustered again with the others like it, so that a rare mode the
 sample missed stays a mode (the linkage needs memory and time quadratic in the answers:
-10,000 of them would take 400 MB and ~10 s). A mode is labelled by its failed objectives and
-its answers' distinctive words, with the examples nearest to its centre.
+10,000 of them would take 400 MB and ~10 s). A mode is titled by its failed objectives and the
+opening of its most typical answer (the medoid: the answer nearest the mode's centre), with the
+examples nearest to its centre.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +24,6 @@ import numpy as np
 import yaml
 from sklearn.cluster import AgglomerativeClustering
 
-from stellar.analysis.diversity import cluster_terms
 from stellar.analysis.interactions import failure_pairs, run_space, valid_pairs
 from stellar.archive import open_run
 from stellar.errors import StellarError
@@ -32,6 +33,7 @@ from stellar.text.embeddings import Embedder, get_embedder
 
 DISTANCE = 0.4  # cosine distance where answer clusters stop merging (paraphrases: < 0.3)
 EXAMPLES = 3
+OPENING = 70  # characters of the typical answer a mode's title quotes at most
 CLUSTERED = 2_000  # answers per group clustered by linkage; the others join their nearest
 _BLOCK = 512  # answers compared with the sample per matrix product (8 MB each)
 
@@ -106,18 +108,35 @@ def failure_modes(
     for failed in sorted({t.failed for t in tests}):
         group = np.array([i for i, t in enumerate(tests) if t.failed == failed])
         labels = _clusters(vectors[group], distance)
-        k = int(labels.max()) + 1
-        names = cluster_terms([tests[i].answer for i in group], labels, k)
-        for cluster in range(k):
+        for cluster in range(int(labels.max()) + 1):
             members = group[labels == cluster]
             centre = vectors[members].mean(axis=0)
             nearest = members[np.argsort(-(vectors[members] @ centre), kind="stable")]
             examples = list(dict.fromkeys((tests[i].input, tests[i].answer) for i in nearest))
-            label = f"{' + '.join(failed)}: {names[cluster]}"
+            label = mode_title(failed, examples[0][1])
             modes.append(
                 FailureMode(label, failed, len(members), examples[:EXAMPLES], members.tolist())
             )
     return sorted(modes, key=lambda m: (-m.size, m.label))
+
+
+def mode_title(failed: Sequence[str], typical_answer: str) -> str:
+    """A mode's title: the objectives that failed and the opening of its most typical answer,
+    e.g. ``content failed: "Sorry, I'm not sure what kind of place you are looking…"``."""
+    what = "failed" if tuple(failed) == ("failure",) else f"{' + '.join(failed)} failed"
+    return f"{what}: {opening(typical_answer)}"
+
+
+def opening(text: str, limit: int = OPENING) -> str:
+    """The first ``limit`` characters of ``text`` on one line, in quotes, cut at a word."""
+    flat = re.sub(r"\s+", " ", text).strip()
+    if not flat:
+        return "(empty answer)"
+    if len(flat) > limit:
+        cut = flat[:limit]
+        space = cut.rfind(" ")
+        flat = (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:.-") + "…"
+    return f"“{flat}”"
 
 
 def _clusters(vectors: np.ndarray, distance: float) -> np.ndarray:

@@ -17,10 +17,12 @@ from typing import Any
 
 import yaml
 
+from stellar.analysis.earlier_inputs import earlier_inputs
 from stellar.analysis.failure_modes import (
     FailureMode,
     failing_test,
     failure_modes,
+    opening,
     run_thresholds,
 )
 from stellar.analysis.html_experiment import (
@@ -31,8 +33,10 @@ from stellar.analysis.html_experiment import (
 )
 from stellar.analysis.html_page import cut, duration, render
 from stellar.analysis.metrics import RunData, failure_curve, load_run
-from stellar.records import Status, TestRecord
+from stellar.analysis.reading import COUNTS, run_counts, score_meanings, verdict_rules
+from stellar.records import EXCLUDED_REASON, Status, TestRecord
 from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME
+from stellar.summary import RunSummary
 
 REPORT_NAME = "report.html"
 TEXT_LIMIT = 500  # characters of an input or answer kept in the tests table
@@ -74,6 +78,8 @@ def run_payload(
 ) -> dict[str, Any]:
     """What the page shows of one run."""
     config = _config(data.run_dir)
+    counts = run_counts(data.records)
+    earlier = earlier_inputs(data.records, _duplicate_embedder(config))
     features = _features(data.records)
     index = [{v: i for i, v in enumerate(f["values"])} for f in features]
     tests: dict[str, list[Any]] = {
@@ -91,15 +97,17 @@ def run_payload(
         tests["input"].append(cut(record.input_text, TEXT_LIMIT))
         tests["answer"].append(cut(record.response_text, TEXT_LIMIT))
         tests["scores"].append(_scores(record))
-        tests["reason"].append(_reason(record))
+        tests["reason"].append(_reason(record, _earlier(data.records, earlier.get(n - 1))))
     failing = _distinct_failures(data.records)
     if modes is None:
         modes = _modes(failing, data.run_dir, embedder or _run_embedder(config))
     return {
         "kind": "run",
         "title": f"STELLAR report: {data.run_dir.name}",
-        "summary": _run_summary(data, config),
-        "notes": _notes(data.summary),
+        "summary": _run_summary(data, config, counts),
+        "notes": _notes(data.summary, counts),
+        "reading": {"rules": verdict_rules(config), "scores": score_meanings(config)},
+        "counts": {n: getattr(counts, n) for n in COUNTS} | {"archived": len(data.records)},
         "features": features,
         "statuses": STATUSES,
         "verdicts": VERDICTS,
@@ -151,15 +159,38 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and value == value  # not NaN
 
 
-def _reason(record: TestRecord) -> str:
-    """The judge's verdict and reason, or the error of a test that ended in one."""
+def _reason(record: TestRecord, earlier: str = "") -> str:
+    """The judge's verdict and reason, why a test was excluded, or the error of a test that
+    ended in one (``earlier``: the input a duplicate was found too similar to)."""
     if record.error:
-        return f"{record.status}: {cut(record.error, TEXT_LIMIT)}"
+        return f"{record.status}: {cut(record.error, TEXT_LIMIT)}{earlier}"
     details = record.verdict.details if record.verdict is not None else {}
     if record.verdict is not None and record.verdict.error:
         return f"post-search judge: {cut(record.verdict.error, TEXT_LIMIT)}"
     parts = [details.get("verdict"), details.get("reason") or record.details.get("reason")]
-    return cut(": ".join(p for p in parts if isinstance(p, str) and p), TEXT_LIMIT)
+    reason = cut(": ".join(p for p in parts if isinstance(p, str) and p), TEXT_LIMIT)
+    if record.judged and record.final_excluded:
+        why = details.get(EXCLUDED_REASON) or record.details.get(EXCLUDED_REASON)
+        excluded = f"excluded: {why}" if isinstance(why, str) and why else "excluded by the judge"
+        return f"{excluded}; {reason}" if reason else excluded
+    return reason
+
+
+def _earlier(records: Sequence[TestRecord], position: int | None) -> str:
+    """`` (#N, gen G: "opening…")``: the earlier input a duplicate matched, as the tests table
+    numbers it; empty when it is not known."""
+    if position is None:
+        return ""
+    record = records[position]
+    return f" (#{position + 1}, gen {record.generation}: {opening(record.input_text or '', 60)})"
+
+
+def _duplicate_embedder(config: dict[str, Any]) -> str | None:
+    """The embedder the run's duplicate filter used (None: it had none)."""
+    duplicates = config.get("duplicates")
+    if duplicates is None:
+        return None
+    return (duplicates or {}).get("embedder") or "minilm"
 
 
 def _distinct_failures(records: Sequence[TestRecord]) -> list[TestRecord]:
@@ -211,13 +242,9 @@ def _curve(data: RunData) -> dict[str, list[float]]:
     }
 
 
-def _run_summary(data: RunData, config: dict[str, Any]) -> list[list[str]]:
+def _run_summary(data: RunData, config: dict[str, Any], counts: RunSummary) -> list[list[str]]:
+    """[name, value] rows, and a third cell saying what a count counts."""
     s, meta = data.summary, data.meta
-    executed = data.executed
-    tests = s.get("tests", len(executed))
-    failures = s.get("failures", sum(r.is_failure for r in data.records))
-    verdicts = s.get("verdicts", sum(r.judged and not r.final_excluded for r in executed))
-    ratio = s.get("failure_ratio", failures / verdicts if verdicts else 0.0)
     budget = config.get("budget") or {}
     limits = [
         f"{budget['tests']:,} tests" if budget.get("tests") else "",
@@ -228,6 +255,7 @@ def _run_summary(data: RunData, config: dict[str, Any]) -> list[list[str]]:
     calls = sum(float(u.get("calls", 0)) for u in usage.values())
     post = (s.get("post_search") or {}).get("usage") or {}
     calls += sum(float(u.get("calls", 0)) for u in post.values())
+    c = counts
     rows = [
         ("system under test", _component(config.get("sut"))),
         ("use case", str(config.get("use_case") or config.get("name") or "-")),
@@ -235,15 +263,18 @@ def _run_summary(data: RunData, config: dict[str, Any]) -> list[list[str]]:
         ("seed", str(s.get("seed", meta.get("seed", "-")))),
         ("budget", ", ".join(p for p in limits if p) or "-"),
         ("stopped", str(s.get("stop_message") or s.get("stop_reason") or "not finished")),
-        ("tests", f"{tests:,}"),
-        ("failures", f"{failures:,}"),
-        ("failure ratio", f"{ratio:.1%} of {verdicts:,} verdicts"),
+        ("tests", f"{c.tests:,}", COUNTS["tests"]),
+        ("verdicts", f"{c.verdicts:,}", COUNTS["verdicts"]),
+        ("failures", f"{c.failures:,}", COUNTS["failures"]),
+        ("failure rate", f"{c.failure_ratio:.1%}", "failures / verdicts"),
+        ("excluded", f"{c.excluded:,}", COUNTS["excluded"]),
+        ("duplicates", f"{c.duplicates:,}", COUNTS["duplicates"]),
+        ("invalid", f"{c.invalid:,}", COUNTS["invalid"]),
         (
             "errors",
-            f"{s.get('sut_errors', 0):,} system, {s.get('judge_errors', 0):,} judge",
+            f"{c.sut_errors:,} system, {c.judge_errors:,} judge",
+            "tests that ended in an error of the system under test or of a judge: no verdict",
         ),
-        ("duplicates", f"{s.get('duplicates', 0):,} (invalid {s.get('invalid', 0):,})"),
-        ("excluded", f"{s.get('excluded', 0):,}"),
         ("time", duration(float(s.get("elapsed") or 0.0))),
         ("model calls", f"{calls:,.0f}"),
         ("cost", f"${float(s.get('cost') or 0.0):.4f}"),
@@ -252,7 +283,7 @@ def _run_summary(data: RunData, config: dict[str, Any]) -> list[list[str]]:
     return [list(row) for row in rows]
 
 
-def _notes(summary: dict[str, Any]) -> list[str]:
+def _notes(summary: dict[str, Any], counts: RunSummary) -> list[str]:
     """What the reader must know before trusting the numbers."""
     notes = []
     if summary.get("error"):
@@ -263,6 +294,11 @@ def _notes(summary: dict[str, Any]) -> list[str]:
         notes.append(f"First error: {cut(str(summary['first_error']), TEXT_LIMIT)}")
     if summary.get("unpriced"):
         notes.append(f"No price for {', '.join(map(str, summary['unpriced']))}: cost too low")
+    if "tests" in summary and summary["tests"] != counts.tests:
+        notes.append(
+            f"summary.json counts {summary['tests']:,} tests, the archive {counts.tests:,}: "
+            "the run did not finish writing its summary (the counts here are the archive's)"
+        )
     return notes
 
 

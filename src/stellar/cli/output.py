@@ -77,29 +77,14 @@ def progress_bar(quiet: bool) -> Progress | LineProgress:
 
 
 def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | None = None) -> None:
+    """The failure modes (one row each, ``show`` at most), the counts and where results are."""
     out = stdout()
-    if show and summary.failures:
-        with open_run(summary.run_dir) as archive:
-            failures = list(archive.records(failures_only=True))
-        failures.sort(key=lambda r: min(r.scores.values(), default=1.0))
-        table = Table(
-            title=f"Failures found (lowest scores first, {min(show, len(failures))} "
-            f"of {len(failures)})",
-            show_lines=True,
-        )
-        for column in ("input", "answer", "scores"):
-            table.add_column(column, overflow="fold")
-        for record in failures[:show]:
-            scores = ", ".join(f"{k} {v:.2f}" for k, v in record.scores.items())
-            if record.verdict is not None:
-                verdict = record.verdict.details.get("verdict", "failed")
-                scores += f"; after the search: {verdict}"
-            table.add_row(
-                shown(record.input_text or ""),
-                shown(clip(record.response_text or "", 300)),
-                shown(scores),
-            )
-        out.print(table)
+    if summary.failures and modes is None:
+        from stellar.analysis.failure_modes import run_failure_modes  # sklearn: when needed
+
+        modes = run_failure_modes(summary.run_dir)
+    if show and modes:
+        out.print(modes_table(modes, show, _failure_scores(summary.run_dir)))
     s = summary
     out.print(
         f"\n[bold]Stopped:[/] {shown(s.stop_message or s.stop_reason)}\n"
@@ -112,6 +97,44 @@ def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | Non
         f"results: {shown(s.run_dir)}  "
         f"(export with: stellar export {shown(s.run_dir)})"
     )
+
+
+def modes_table(modes: list[FailureMode], show: int, scores: dict[str, str]) -> Table:
+    """One row per failure mode, largest first: its title, size and most typical example
+    (``scores``: the scores shown for each failing input)."""
+    table = Table(
+        title=f"Failure modes (largest first, {min(show, len(modes))} of {len(modes)}; "
+        "tests: distinct failing inputs)",
+        show_lines=True,
+    )
+    table.add_column("#", justify="right")
+    table.add_column("failure mode", overflow="fold")
+    table.add_column("tests", justify="right")
+    for column in ("example input", "scores"):
+        table.add_column(column, overflow="fold")
+    for rank, mode in enumerate(modes[:show], start=1):
+        text = mode.examples[0][0] if mode.examples else ""
+        table.add_row(
+            str(rank),
+            shown(mode.label),
+            str(mode.size),
+            shown(clip(text, 200)),
+            shown(scores.get(text, "")),
+        )
+    return table
+
+
+def _failure_scores(run_dir: str) -> dict[str, str]:
+    """The scores of each failing input (its first test), with the post-search verdict."""
+    with open_run(run_dir) as archive:
+        failures = [r for r in archive.records(failures_only=True) if r.is_failure]
+    scores: dict[str, str] = {}
+    for record in failures:
+        text = ", ".join(f"{k} {v:.2f}" for k, v in record.scores.items())
+        if record.verdict is not None:
+            text += f"; after the search: {record.verdict.details.get('verdict', 'failed')}"
+        scores.setdefault(record.input_text or "", text)
+    return scores
 
 
 def diversity_line(summary: RunSummary, modes: list[FailureMode] | None = None) -> str:

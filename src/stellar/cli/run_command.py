@@ -105,7 +105,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     add_option_flags(run)
     run.add_argument(
-        "--show", type=int, default=10, metavar="N", help="failures to list at the end (default 10)"
+        "--show", type=int, default=10, metavar="N", help="failure modes shown at the end (10)"
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument(

@@ -25,7 +25,7 @@ from stellar.features import Candidate
 from stellar.fitness import judge_prompts as prompts
 from stellar.fitness.json_output import JudgeError, JudgeReply, Parsed, complete_json
 from stellar.llm.base import ChatModel, Message, PlannedCall, messages_tokens
-from stellar.records import Evaluation, Response, TestInput
+from stellar.records import EXCLUDED_REASON, Evaluation, Response, TestInput
 
 __all__ = [
     "BinarySafetyJudge",
@@ -214,6 +214,9 @@ class SafetyJudge(_AnswerJudge):
         )
 
 
+UNKNOWN_SAFETY = "the judge could not tell whether the answer is safe"
+
+
 class BinaryVote(JudgeReply):
     reason: str
     verdict: Literal["safe", "unsafe", "unknown"]
@@ -238,5 +241,6 @@ class BinarySafetyJudge(_AnswerJudge):
                 "verdict": verdict,
                 "reason": (agreeing or votes)[0].reason,
                 **vote_details(self.judge, parsed),
+                **({EXCLUDED_REASON: UNKNOWN_SAFETY} if verdict == "unknown" else {}),
             },
         )

@@ -26,7 +26,7 @@ def test_default_run_needs_no_arguments(tmp_path):
         if record.is_failure:
             assert min(record.scores.values()) < 0.75 and not record.excluded
     if any(r.is_failure for r in records):
-        assert "Failures found" in result.stdout
+        assert "Failure modes (largest first" in result.stdout
 
 
 def test_run_on_real_multiwoz_venues(tmp_path):

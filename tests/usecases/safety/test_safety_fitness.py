@@ -87,6 +87,7 @@ async def test_offline_verdict_is_binary(answer, verdict, score, excluded):
     assert evaluation.details["verdict"] == verdict and evaluation.details["source"] == "offline"
     assert evaluation.details["reason"] == assess(QUESTION, answer, DRUGS).reason
     assert evaluation.details["score"] == assess(QUESTION, answer, DRUGS).score
+    assert ("excluded_reason" in evaluation.details) == excluded  # the report says why
 
 
 async def test_only_an_unsafe_offline_verdict_fails_the_oracle():

@@ -9,6 +9,7 @@
   const SAFE_URL = /^(#[\w-]+|[\w.\/%-]+\.html|data:image\/svg\+xml;base64,[A-Za-z0-9+\/=]+)$/;
   const PAGE = 100; // table rows drawn at a time
   const MODES = 20; // failure modes listed before 'show the other ...'
+  const SUPPORT = 3; // verdicts at which a heat-map cell shows half its rate's colour
 
   // --- building blocks --------------------------------------------------------------------
   function add(node, kids) {
@@ -83,10 +84,33 @@
       h(
         "dl",
         { class: "cards" },
-        D.summary.map(([key, value]) =>
-          h("div", { class: value.length > 20 ? "card wide" : "card" }, h("dt", null, key), h("dd", null, value)),
+        D.summary.map(([key, value, meaning]) =>
+          h(
+            "div",
+            { class: value.length > 20 ? "card wide" : "card" },
+            h("dt", null, key),
+            h("dd", null, value),
+            meaning ? h("dd", { class: "meaning" }, meaning) : null,
+          ),
         ),
       ),
+    );
+  }
+
+  // when a test fails, and what each score means
+  function reading() {
+    const R = D.reading;
+    return section(
+      "reading",
+      "How to read this report",
+      R.rules.map((rule) => h("p", { class: "rule" }, rule)),
+      h(
+        "table",
+        { id: "scores", class: "data" },
+        h("thead", null, h("tr", null, h("th", null, "score"), h("th", null, "what it means"))),
+        h("tbody", null, R.scores.map(([name, meaning]) => h("tr", null, h("th", null, name), h("td", null, meaning)))),
+      ),
+      muted("Scores run from 0 to 1; lower is worse. Tests in the table below carry their scores and the judge's reason."),
     );
   }
 
@@ -138,7 +162,8 @@
       muted(
         `${num(D.modes.length)} mode${D.modes.length === 1 ? "" : "s"} among ${num(total)} distinct failing ` +
           "inputs: failing answers grouped by the objectives that failed and by their meaning, largest " +
-          "first, with the examples nearest each mode's centre.",
+          "first. Each is titled by the objectives that failed and the opening of its most typical answer, " +
+          "with the examples nearest its centre.",
       ),
       list,
       button,
@@ -148,25 +173,25 @@
   // --- a run ------------------------------------------------------------------------------
   const T = D.tests;
   const N = T ? T.id.length : 0;
-  const executed = new Uint8Array(N);
+  const judged = new Uint8Array(N); // a verdict: pass or failure (summary.json's "verdicts")
   const failed = new Uint8Array(N);
   if (T) {
-    const ran = new Set(["ok", "sut_error", "judge_error"].map((name) => D.statuses.indexOf(name)));
     const failure = D.verdicts.indexOf("failure");
+    const pass = D.verdicts.indexOf("pass");
     for (let i = 0; i < N; i++) {
-      executed[i] = ran.has(T.status[i]) ? 1 : 0;
       failed[i] = T.verdict[i] === failure ? 1 : 0;
+      judged[i] = failed[i] || T.verdict[i] === pass ? 1 : 0;
     }
   }
 
-  // executed tests and failures per value of feature ``x`` (and of feature ``y``)
+  // verdicts and failures per value of feature ``x`` (and of feature ``y``)
   function tally(x, y) {
     const nx = D.features[x].values.length;
     const ny = y === undefined ? 1 : D.features[y].values.length;
     const tests = Array.from({ length: ny }, () => new Array(nx).fill(0));
     const fails = Array.from({ length: ny }, () => new Array(nx).fill(0));
     for (let i = 0; i < N; i++) {
-      if (!executed[i]) continue;
+      if (!judged[i]) continue;
       const a = T.values[i][x];
       const b = y === undefined ? 0 : T.values[i][y];
       if (a < 0 || b < 0) continue;
@@ -181,7 +206,7 @@
     return section(
       "features",
       "Failure rate per feature value",
-      muted("Share of the executed tests with that value that failed (failures / tests)."),
+      muted("Failure rate of the tests with that value: failures / verdicts (excluded tests and errors left out)."),
       h(
         "div",
         { class: "grid" },
@@ -230,7 +255,10 @@
     return section(
       "heatmap",
       "Heat map",
-      muted("Failure rate of the executed tests in each cell of two features (failures / tests)."),
+      muted(
+        "Failure rate in each cell of two features: failures / verdicts, shown under the rate. " +
+          "A cell is paler the fewer verdicts it holds: with one test it stays faint whatever its rate.",
+      ),
       h("div", { class: "controls" }, h("label", null, "columns ", columns), h("label", null, "rows ", rows)),
       out,
     );
@@ -259,15 +287,16 @@
             X.map((xv, c) => {
               const n = tests[r][c];
               const f = fails[r][c];
-              const title = `${D.features[y].name} = ${yv}, ${D.features[x].name} = ${xv}: ${f} of ${n} failed`;
+              const title = `${D.features[y].name} = ${yv}, ${D.features[x].name} = ${xv}: ${f} of ${n} verdicts failed`;
               const td = h(
                 "td",
                 { class: n ? "cell" : "cell empty", "data-tests": n, "data-failures": f, title },
                 n ? [h("b", null, pct(f / n, 0)), h("small", null, `${f}/${n}`)] : "–",
               );
               if (n) {
-                td.style.backgroundColor = `rgba(198, 40, 40, ${(0.06 + 0.9 * (f / n)).toFixed(3)})`;
-                if (f / n > 0.5) td.classList.add("dark");
+                const alpha = heat(f, n);
+                td.style.backgroundColor = `rgba(198, 40, 40, ${alpha.toFixed(3)})`;
+                if (alpha > 0.5) td.classList.add("dark");
               }
               return td;
             }),
@@ -275,6 +304,12 @@
         ),
       ),
     );
+  }
+
+  // a cell's red: its failure rate, weighed by how many verdicts back it (1 test: a quarter)
+  function heat(failures, tests) {
+    const support = tests / (tests + SUPPORT);
+    return 0.04 + 0.9 * (failures / tests) * support;
   }
 
   function ticks(top, integer) {
@@ -417,7 +452,7 @@
       const fragment = document.createDocumentFragment();
       for (let k = start; k < end; k++) fragment.appendChild(row(shown[k]));
       rows.replaceChildren(fragment);
-      counter.textContent = `${num(shown.length)} of ${num(N)} tests`;
+      counter.textContent = `${num(shown.length)} of ${num(N)} inputs`;
       where.textContent = shown.length ? `rows ${num(start + 1)}–${num(end)}` : "no test matches";
       prev.disabled = page === 0;
       next.disabled = end >= shown.length;
@@ -435,7 +470,12 @@
     return section(
       "tests",
       "Tests",
-      muted(`Every test of the run. Click a row to see it whole (texts are cut at ${num(D.limit)} characters here; stellar export writes them all).`),
+      muted(
+        `Every input of the run: ${num(D.counts.archived)} archived, of which ${num(D.counts.tests)} were sent to ` +
+          `the system under test (the tests) and ${num(D.counts.duplicates)} duplicates and ${num(D.counts.invalid)} ` +
+          "invalid inputs were discarded before sending. Click a row to see it whole " +
+          `(texts are cut at ${num(D.limit)} characters here; stellar export writes them all).`,
+      ),
       h("div", { class: "controls" }, status, verdict, features, search),
       h("div", { class: "pager" }, counter, where, prev, next),
       h(
@@ -484,6 +524,6 @@
   }
 
   if (D.kind === "experiment") add(main, [summary(), comparison(), plots(), modes(), runs()]);
-  else add(main, [summary(), modes(), featureRates(), heatmap(), curves(), testsTable()]);
+  else add(main, [summary(), reading(), modes(), featureRates(), heatmap(), curves(), testsTable()]);
   document.body.setAttribute("data-ready", "1");
 })();

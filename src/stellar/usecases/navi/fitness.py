@@ -28,7 +28,7 @@ from typing import Any
 from stellar.features import Candidate
 from stellar.fitness.judges import JudgeModel
 from stellar.llm.base import PlannedCall
-from stellar.records import Evaluation, Response, TestInput
+from stellar.records import EXCLUDED_REASON, Evaluation, Response, TestInput
 from stellar.usecases.navi.datafiles import load_data
 from stellar.usecases.navi.judge import RESPONSE_WEIGHTS, NaviResponseJudge
 from stellar.usecases.navi.request import VenueRequest
@@ -179,6 +179,9 @@ def pois_of(response: Response) -> list[dict[str, Any]]:
     return [p for p in data or [] if isinstance(p, dict)]
 
 
+NO_VENUE = "no venue in the database satisfies the request"
+
+
 class NaviFitness:
     """Scores ``response`` (f1: LLM judge if given, else offline rules) and ``content`` (f2)."""
 
@@ -216,6 +219,7 @@ class NaviFitness:
                 "request": request.to_dict(),
                 "poi_exists": satisfiable,
                 "content_scored": scored,
+                **({} if satisfiable else {EXCLUDED_REASON: NO_VENUE}),
             },
         )
 

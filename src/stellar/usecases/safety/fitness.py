@@ -14,9 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from stellar.features import Candidate
-from stellar.fitness.judges import VERDICT_SCORES, BinarySafetyJudge, JudgeModel, SafetyJudge
+from stellar.fitness.judges import (
+    UNKNOWN_SAFETY,
+    VERDICT_SCORES,
+    BinarySafetyJudge,
+    JudgeModel,
+    SafetyJudge,
+)
 from stellar.llm.base import PlannedCall
-from stellar.records import Evaluation, Response, TestInput
+from stellar.records import EXCLUDED_REASON, Evaluation, Response, TestInput
 from stellar.usecases.safety.detector import Assessment, assess, categories
 
 __all__ = ["SafetyScore", "SafetyVerdict"]
@@ -80,8 +86,13 @@ class SafetyVerdict(_Safety):
     JUDGE = BinarySafetyJudge
 
     def _offline(self, assessment: Assessment) -> Evaluation:
+        unknown = assessment.verdict == "unknown"
         return Evaluation(
             scores={"safety": VERDICT_SCORES[assessment.verdict]},
-            excluded=assessment.verdict == "unknown",
-            details={**_details(assessment), "score": assessment.score},
+            excluded=unknown,
+            details={
+                **_details(assessment),
+                "score": assessment.score,
+                **({EXCLUDED_REASON: UNKNOWN_SAFETY} if unknown else {}),
+            },
         )

@@ -1,0 +1,59 @@
+"""Which earlier input each duplicate was discarded for.
+
+The duplicate filter stores every input it lets through, in screening order (generation by
+generation, candidate order within one), and keeps only the best similarity of a duplicate.
+The earlier input is found again by embedding the inputs with the run's embedder and taking,
+among the inputs sent before the duplicate, the most similar one; it is named only when its
+similarity is the one the run stored, so a different embedder never names a wrong input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from stellar.errors import StellarError
+from stellar.records import Status, TestRecord
+from stellar.text.embeddings import get_embedder
+
+TOLERANCE = 0.005  # the stored similarity against the recomputed one
+
+
+def earlier_inputs(records: Sequence[TestRecord], embedder: str | None) -> dict[int, int]:
+    """For each duplicate (its position in ``records``), the position of the input it was
+    found too similar to; duplicates that cannot be matched are left out."""
+    duplicates = [i for i, r in enumerate(records) if _matchable(r)]
+    sent = [i for i, r in enumerate(records) if r.executed]
+    if not duplicates or not sent or not embedder or embedder == "none":
+        return {}
+    try:
+        model = get_embedder(embedder)
+        vectors = _unit(model.embed([records[i].input_text or "" for i in duplicates + sent]))
+    except (StellarError, ValueError, OSError):  # no such embedder, or its model is missing
+        return {}
+    similarity = vectors[: len(duplicates)] @ vectors[len(duplicates) :].T
+    order = _screening_order(records)
+    similarity[order[duplicates][:, np.newaxis] <= order[sent][np.newaxis, :]] = -np.inf
+    best = np.argmax(similarity, axis=1)
+    found = {}
+    for row, position in enumerate(duplicates):
+        stored = float(records[position].similarity or 0.0)
+        if abs(similarity[row, best[row]] - stored) <= TOLERANCE:
+            found[position] = sent[int(best[row])]
+    return found
+
+
+def _screening_order(records: Sequence[TestRecord]) -> np.ndarray:
+    """Each record's place in screening order: by generation, then candidate index."""
+    width = max(r.index for r in records) + 1
+    return np.array([r.generation * width + r.index for r in records], dtype=np.int64)
+
+
+def _matchable(record: TestRecord) -> bool:
+    return record.status == Status.DUPLICATE and record.similarity is not None
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float64)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
