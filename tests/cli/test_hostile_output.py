@@ -31,7 +31,8 @@ def test_a_run_shows_hostile_answers_as_text_and_exports_them_quoted(tmp_path, c
     args = ["run", str(TOY / "run.yaml"), "--sut", "hostile:answer", "--tests", "40"]
     assert main([*args, *MANY_FAILURES, "--out", str(tmp_path), "--quiet", "--seed", "1"]) == 0
     printed = capsys.readouterr()
-    assert any(f"{f}{TOY_ANSWER}" in printed.out for f in FORMULAS)  # in the table ...
+    # in the table of failure modes, each titled by its answer's opening ...
+    assert any(f"{f} {TOY_ANSWER}" in printed.out for f in FORMULAS)
     assert not UNSAFE.search(printed.out + printed.err)  # ... as text
     [run_dir] = tmp_path.iterdir()
     assert main(["export", str(run_dir)]) == 0
