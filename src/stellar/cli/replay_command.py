@@ -140,7 +140,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     }
     config = load_config(config_file(args.config, source), overrides, settings(args))
     if not source.tests:
-        console.print(f"{shown(source.path)}: nothing to replay (no {source.only} tests)")
+        none = "failures" if source.only == "failures" else "test that reached the system"
+        console.print(f"{shown(source.path)}: nothing to replay (no {none})")
         return 0
     progress = progress_bar(args.quiet)
     update = progress_task(progress, "replaying", len(source.tests) * args.repeat)
@@ -257,7 +258,7 @@ def cache_lines(result: ReplayResult) -> str:
     for role, (cached, calls) in used.items():
         if cached:
             lines.append(
-                f"{role}: {cached} of {calls} model answers from the cache (the same request "
-                "gets the same answer; --no-cache asks again)"
+                f"{role}: {cached} of {calls} model answers from the cache (an identical "
+                "answer gets its stored verdict; --no-cache asks again)"
             )
     return "".join(f"{line}\n" for line in lines)
