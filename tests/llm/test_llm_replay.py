@@ -13,6 +13,8 @@ from conftest import cli
 
 from stellar.archive import open_run
 from stellar.config import load_config
+from stellar.llm.base import Completion
+from stellar.llm.cache import ResponseCache, StoreOnly
 from stellar.llm.stub_server import StubLLMServer
 from stellar.replay import REPLAY_NAME
 from stellar.run import Run
@@ -132,3 +134,14 @@ def test_a_run_answered_from_the_cache_says_how_many_answers_came_from_it(stub, 
 
 def test_replay_help_names_the_cache_flag():
     assert "--cached" in cli("replay", "--help").stdout
+
+
+def test_a_fresh_role_stores_its_answers_and_never_reads_one(tmp_path):
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    cache.put("old", "m", Completion("cached answer", 1, 1))
+    fresh = StoreOnly(cache)
+    assert fresh.get("old") is None
+    fresh.put("new", "m", Completion("fresh answer", 1, 1))
+    fresh.close()  # the cache's connection stays open
+    assert cache.get("new").text == "fresh answer" and cache.get("old").text == "cached answer"
+    cache.close()
