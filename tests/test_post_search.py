@@ -3,6 +3,7 @@
 import asyncio
 import csv
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -10,11 +11,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import cli
 
 from stellar.archive import ARCHIVE_NAME, export_run, open_run
 from stellar.config import load_config
+from stellar.locks import DirectoryLock
 from stellar.post_search import judge_run_dir
 from stellar.records import Status
 from stellar.run import Run
@@ -72,24 +75,29 @@ def test_judge_command_judges_a_finished_run_once(toy_config):
     assert not summary.post_search
     config = load_config(with_post_search(summary.run_dir, "toy:strict"))
     seen = []
-    judged = asyncio.run(judge_run_dir(Path(summary.run_dir), config, lambda r, n: seen.append(r)))
-    assert len(seen) == judged.tests == 40
+    done = asyncio.run(judge_run_dir(Path(summary.run_dir), config, lambda r, n: seen.append(r)))
+    judged = done.summary
+    assert len(seen) == judged.tests == done.judged == 40 and done.already == 0
     assert judged.failures == sum(r.is_failure for r in seen) > summary.failures
     again = []
-    asyncio.run(judge_run_dir(Path(summary.run_dir), config, lambda r, n: again.append(r)))
+    once_more = asyncio.run(
+        judge_run_dir(Path(summary.run_dir), config, lambda r, n: again.append(r))
+    )
     assert again == []  # nothing left to judge
+    assert (once_more.judged, once_more.already) == (0, 40)
     stricter = load_config(
         Path(summary.run_dir) / CONFIG_NAME, {}, {"oracle.post_search.below": {"strict": 0.95}}
     )
     anew = asyncio.run(judge_run_dir(Path(summary.run_dir), stricter, again=True))
-    assert anew.post_search["judged"] == 40 and anew.failures > judged.failures
+    assert (anew.judged, anew.already) == (40, 0)
+    assert anew.summary.post_search["judged"] == 40 and anew.summary.failures > judged.failures
 
 
 def test_judge_errors_are_data_and_judged_again_next_time(toy_config, monkeypatch):
     summary = run(toy_config(**{"budget.tests": 40}))
     config = load_config(with_post_search(summary.run_dir, "toy:picky_strict"))
     monkeypatch.setenv("TOY_JUDGE_FAILS", "about food")
-    first = asyncio.run(judge_run_dir(Path(summary.run_dir), config))
+    first = asyncio.run(judge_run_dir(Path(summary.run_dir), config)).summary
     with open_run(summary.run_dir) as archive:
         about_food = [r for r in archive.records() if "about food" in r.input_text]
     assert about_food and all(r.verdict.error == "RuntimeError: judge down" for r in about_food)
@@ -99,7 +107,7 @@ def test_judge_errors_are_data_and_judged_again_next_time(toy_config, monkeypatc
     retried = []
     second = asyncio.run(
         judge_run_dir(Path(summary.run_dir), config, lambda r, n: retried.append(r))
-    )
+    ).summary
     assert sorted(r.input_text for r in retried) == sorted(r.input_text for r in about_food)
     assert second.judge_errors == 0 and second.post_search["pending"] == 0
 
@@ -145,7 +153,91 @@ def _verdicts(db: Path) -> int:
 def test_judge_command_explains_a_run_without_post_search_judge(toy_config):
     summary = run(toy_config(**{"budget.tests": 10}))
     result = cli("judge", summary.run_dir)
-    assert result.returncode == 2
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "no oracle.post_search" in result.stderr and "Traceback" not in result.stderr
+    # the hint names what the command has: the run's config.yaml, not a --set it lacks
+    assert "--set" not in result.stderr
+    assert f"add one to {Path(summary.run_dir) / CONFIG_NAME}" in result.stderr
     missing = cli("judge", "/nonexistent/run")
     assert missing.returncode == 2 and "not a run directory" in missing.stderr
+
+
+def judged_run(toy_config, tests: int = 20, **overrides) -> Path:
+    """A finished run whose configuration has a post-search judge that has not run yet."""
+    summary = run(toy_config(**{"budget.tests": tests, **overrides}))
+    with_post_search(summary.run_dir, "toy:strict")
+    return Path(summary.run_dir)
+
+
+def verdicts_in(run_dir: Path) -> int:
+    return _verdicts(run_dir / ARCHIVE_NAME)
+
+
+def test_judge_of_a_moved_run_judges_and_writes_where_the_run_is_now(toy_config, tmp_path):
+    moved = tmp_path / "moved"
+    old = judged_run(toy_config)
+    shutil.move(old, moved)
+    done = cli("judge", moved, "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert str(old) not in done.stdout + done.stderr
+    assert f"results: {moved}" in done.stdout
+    assert read_summary(moved)["run_dir"] == str(moved)
+    assert verdicts_in(moved) == 20
+
+
+def test_judge_of_a_moved_run_never_reads_the_run_now_at_its_old_path(toy_config, tmp_path):
+    moved = tmp_path / "moved"
+    old = judged_run(toy_config)
+    shutil.move(old, moved)
+    other = judged_run(toy_config, tests=10, out=str(tmp_path / "other"))
+    shutil.copytree(other, old)  # another run where the moved one was
+    (old / ARCHIVE_NAME).write_bytes(b"not this run's archive")  # any read of it fails
+    before = (old / "summary.json").read_text()
+    done = cli("judge", moved, "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert read_summary(moved)["failures"] > 0  # the failures were listed: from moved
+    assert str(old) not in done.stdout + done.stderr
+    assert (old / "summary.json").read_text() == before
+    assert verdicts_in(moved) == 20
+
+
+def test_judge_says_how_many_tests_it_judged_also_when_none_was_left(toy_config):
+    run_dir = judged_run(toy_config)
+    first = cli("judge", run_dir, "--quiet")
+    assert first.returncode == 0, first.stderr
+    assert "stellar judge: 20 tests judged now, 0 had a verdict already" in first.stdout
+    second = cli("judge", run_dir, "--quiet")
+    assert second.returncode == 0, second.stderr
+    assert "stellar judge: 0 tests judged now, 20 had a verdict already" in second.stdout
+    assert "--all judges every test anew" in second.stdout
+
+
+def test_judge_counts_the_tests_it_could_not_judge(toy_config):
+    summary = run(
+        toy_config(
+            **{
+                "budget.tests": 20,
+                "budget.max_error_rate": 1.0,
+                "sut.target": "conftest:crashing_sut",
+            }
+        )
+    )
+    with_post_search(summary.run_dir, "toy:strict")
+    done = cli("judge", summary.run_dir, "--quiet")
+    assert done.returncode == 0, done.stderr
+    crashed = summary.sut_errors
+    assert 0 < crashed < 20
+    assert f"{20 - crashed} tests judged now" in done.stdout
+    assert f"{crashed} not judged (a system or search judge error)" in done.stdout
+
+
+@pytest.mark.parametrize("holder", ["run", "judge"])
+def test_judge_refuses_a_run_another_process_holds(toy_config, holder):
+    run_dir = judged_run(toy_config)
+    with DirectoryLock(run_dir, holder):
+        done = cli("judge", run_dir, "--quiet")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert f"is in use by another stellar {holder}" in done.stderr
+    assert verdicts_in(run_dir) == 0  # nothing judged
+    assert cli("judge", run_dir, "--quiet").returncode == 0  # once it ends
+    assert verdicts_in(run_dir) == 20

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,10 +40,13 @@ class Components:
     check_response: Callable[[Response], str | None] | None
 
 
-def build_components(cfg: RunConfig, check_keys: bool = True) -> Components:
-    """Build every component; ``check_keys=False`` (dry runs) needs no API keys."""
+def build_components(
+    cfg: RunConfig, check_keys: bool = True, fresh: Collection[str] = ()
+) -> Components:
+    """Build every component; ``check_keys=False`` (dry runs) needs no API keys; ``fresh``:
+    roles whose model answers are never read from the cache."""
     space = cfg.feature_space()
-    models = Models(run_endpoints(cfg), check_keys=check_keys)
+    models = Models(run_endpoints(cfg), check_keys=check_keys, fresh=fresh)
     return Components(
         space,
         build_algorithm(cfg, space, cfg.algorithm.name),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from stellar.archive import Archive
@@ -23,8 +23,9 @@ from stellar.features import Candidate
 from stellar.fitness import to_evaluation
 from stellar.llm.client import Models
 from stellar.llm.usage import book_for_test
-from stellar.records import Response, TestInput, TestRecord, Verdict
-from stellar.rundir import ARCHIVE_NAME, read_summary, write_summary
+from stellar.locks import DirectoryLock
+from stellar.records import Response, Status, TestInput, TestRecord, Verdict
+from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME, read_summary, write_summary
 from stellar.summary import RunSummary
 
 
@@ -87,23 +88,53 @@ def update_summary(summary: RunSummary, archive: Archive, judge: str) -> None:
     summary.post_search.update(judge=judge, judged=judged, pending=pending)
 
 
+@dataclass
+class Judged:
+    """What one ``stellar judge`` did: the run's summary after it, and the tests it judged,
+    found judged already, and could not judge (no answer, or the search's judge failed)."""
+
+    summary: RunSummary
+    judged: int
+    already: int
+    not_judgeable: int
+
+
+def hold_for_judging(run_dir: Path, config: RunConfig) -> DirectoryLock:
+    """The lock of the run directory ``run_dir``, held, once it is known that it can be
+    judged; a run without a post-search judge or an archive, or held by another process,
+    is a one-line error."""
+    if config.oracle.post_search is None:
+        raise StellarError(
+            f"{run_dir}: the run's configuration has no oracle.post_search (a second judge "
+            f"after the search); add one to {Path(run_dir) / CONFIG_NAME}, e.g. under oracle: "
+            "post_search: {target: FITNESS, below: {SCORE: 0.5}}"
+        )
+    if not (Path(run_dir) / ARCHIVE_NAME).exists():
+        raise StellarError(f"{run_dir}: not a run directory (no {ARCHIVE_NAME})")
+    return DirectoryLock(Path(run_dir), "judge").acquire()
+
+
 async def judge_run_dir(
     run_dir: Path,
     config: RunConfig,
     on_verdict: Callable[[TestRecord, int], None] | None = None,
     again: bool = False,
-) -> RunSummary:
-    """``stellar judge``: the post-search stage over a run directory, on its own;
+) -> Judged:
+    """``stellar judge``: the post-search stage over the run directory ``run_dir`` (where it
+    is now, whatever its summary says), on its own, holding the directory's lock;
     ``again``: forget the verdicts there are and judge every test anew."""
-    if config.oracle.post_search is None:
-        raise StellarError(
-            f"{run_dir}: the run's configuration has no oracle.post_search (a second judge "
-            "after the search); set it with --set 'oracle.post_search={target: ..., below: ...}'"
-        )
-    archive_path = Path(run_dir) / ARCHIVE_NAME
-    if not archive_path.exists():
-        raise StellarError(f"{run_dir}: not a run directory (no {ARCHIVE_NAME})")
-    summary = _stored_summary(run_dir, config)
+    with hold_for_judging(run_dir, config):
+        return await judge_held(run_dir, config, on_verdict, again)
+
+
+async def judge_held(
+    run_dir: Path,
+    config: RunConfig,
+    on_verdict: Callable[[TestRecord, int], None] | None = None,
+    again: bool = False,
+) -> Judged:
+    """:func:`judge_run_dir` once :func:`hold_for_judging` holds the directory."""
+    summary = _stored_summary(Path(run_dir), config)
     models = Models(config.llm)
     try:
         post = build_post_search(config, models)
@@ -111,25 +142,39 @@ async def judge_run_dir(
         prepare = getattr(post.judge, "prepare", None)
         if prepare is not None:
             await asyncio.to_thread(prepare)
-        with Archive(archive_path) as archive:
-            if again:
-                archive.clear_verdicts()
-            try:
-                await judge_archive(archive, post, on_verdict)
-            finally:
-                update_summary(summary, archive, post.target)
-                archive.set_meta(summary=asdict(summary))
-                write_summary(Path(run_dir), asdict(summary))
+        with Archive(Path(run_dir) / ARCHIVE_NAME) as archive:
+            return await _judge_stored(archive, post, summary, on_verdict, again)
     finally:
         await models.aclose()
-    return summary
+
+
+async def _judge_stored(
+    archive: Archive,
+    post: PostSearch,
+    summary: RunSummary,
+    on_verdict: Callable[[TestRecord, int], None] | None,
+    again: bool,
+) -> Judged:
+    """Judge what is left in ``archive``; the summary is stored however that ends."""
+    if again:
+        archive.clear_verdicts()
+    counts = archive.counts()
+    try:
+        judged = await judge_archive(archive, post, on_verdict)
+    finally:
+        update_summary(summary, archive, post.target)
+        archive.set_meta(summary=asdict(summary))
+        write_summary(Path(summary.run_dir), asdict(summary))
+    ok, errors = counts[Status.OK], counts[Status.SUT_ERROR] + counts[Status.JUDGE_ERROR]
+    return Judged(summary, judged, ok - judged, errors)
 
 
 def _stored_summary(run_dir: Path, config: RunConfig) -> RunSummary:
+    """The run's stored summary, naming the directory where the run is now."""
     stored = read_summary(run_dir)
     known = {f.name for f in fields(RunSummary) if f.init}
     given = {k: v for k, v in stored.items() if k in known}
-    given.setdefault("run_dir", str(run_dir))
+    given["run_dir"] = str(run_dir)  # a moved run's summary names where it was
     given.setdefault("algorithm", config.algorithm.name)
     given.setdefault("seed", config.seed)
     return RunSummary(**given)

@@ -9,6 +9,11 @@ source (meta ``replay_of``). Each test is then set against its source verdict: f
 failing, newly failing (not a failure in the source), passing, flaky (with ``repeat``
 > 1, the verdict changed between repeats), error (no repeat reached a verdict) or excluded.
 
+The system under test answers afresh: its model answers are not read from the response
+cache (they are still stored there) unless ``cached`` asks for them. A judge's model may
+answer from the cache: an identical request (the same answer to judge) gets the same
+verdict. How many answers came from the cache, per role, is in ``replay.json``.
+
 Where the tests come from, and suite files: :mod:`stellar.suite`.
 """
 
@@ -32,6 +37,7 @@ from stellar.assembly import Components, build_components, build_post_search
 from stellar.config import RunConfig, model_names
 from stellar.errors import ModelAccessError, StellarError
 from stellar.features import Candidate, FeatureSpace
+from stellar.llm.usage import from_cache
 from stellar.locks import DirectoryLock
 from stellar.pipeline import Gate, Pipeline
 from stellar.post_search import judge_archive, update_summary
@@ -48,6 +54,7 @@ PASSING, FLAKY, ERROR, EXCLUDED = "passing", "flaky", "error", "excluded"
 OUTCOMES = (NEWLY_FAILING, STILL_FAILING, FLAKY, ERROR, FIXED, PASSING, EXCLUDED)
 FAILING = (STILL_FAILING, NEWLY_FAILING)
 VERDICT = (FIXED, STILL_FAILING, NEWLY_FAILING, PASSING, FLAKY)
+FRESH = ("sut",)  # roles whose model answers a replay never reads from the cache
 
 
 @dataclass
@@ -72,6 +79,7 @@ class ReplayResult:
     outcomes: list[TestOutcome]
     records: list[TestRecord]
     repeat: int = 1
+    cached: bool = False  # the system's answers could come from the model cache
 
     def counts(self) -> dict[str, int]:
         return {name: sum(o.outcome == name for o in self.outcomes) for name in OUTCOMES}
@@ -83,6 +91,10 @@ class ReplayResult:
     @property
     def verdicts(self) -> int:
         return sum(o.outcome in VERDICT for o in self.outcomes)
+
+    def from_cache(self) -> dict[str, tuple[int, int]]:
+        """Per role: (answers taken from the model cache, model calls)."""
+        return from_cache(self.summary.usage, self.summary.post_search.get("usage") or {})
 
 
 @dataclass(frozen=True)
@@ -126,11 +138,13 @@ async def replay(
     repeat: int = 1,
     run_dir: Path | None = None,
     on_record: Callable[[TestRecord, RunSummary], None] | None = None,
+    cached: bool = False,
 ) -> ReplayResult:
     """Send every test of ``source`` ``repeat`` times; the new run directory holds the
-    records (generation = repeat, index = the test's place in the source)."""
+    records (generation = repeat, index = the test's place in the source). ``cached``: the
+    system's model answers may come from the cache (by default every one is asked again)."""
     asked = candidates(source.tests, config.feature_space())
-    parts = build_components(config)
+    parts = build_components(config, fresh=() if cached else FRESH)
     run_dir = run_dir or new_run_dir(config.out, config.name, "replay", config.seed)
     run_dir.mkdir(parents=True, exist_ok=True)
     lock = DirectoryLock(run_dir, "replay").acquire()
@@ -143,9 +157,8 @@ async def replay(
             records = list(archive.records())
     finally:
         lock.release()
-    result = ReplayResult(
-        source, run_dir, summary, compare(source.tests, records, repeat), records, repeat
-    )
+    outcomes = compare(source.tests, records, repeat)
+    result = ReplayResult(source, run_dir, summary, outcomes, records, repeat, cached)
     write_report(result)
     return result
 
@@ -326,6 +339,8 @@ def write_report(result: ReplayResult) -> Path:
         "counts": result.counts(),
         "failing": result.failing,
         "verdicts": result.verdicts,
+        "sut_cache": result.cached,
+        "from_cache": {role: cached for role, (cached, _) in result.from_cache().items()},
         "tests": tests,
     }
     path = result.run_dir / REPLAY_NAME

@@ -45,6 +45,7 @@ class RunSummary:
     first_error: str | None = None  # the first SUT or judge error, as a hint
     cost: float = 0.0  # USD spent on model calls
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # per role
+    cached_answers: int = 0  # answers of the system under test taken from the model cache
     algorithm_report: dict[str, Any] = field(default_factory=dict)  # e.g. t-wise coverage
     unpriced: list[str] = field(default_factory=list)  # hosted models without a price
     post_search: dict[str, Any] = field(default_factory=dict)  # judge, judged, pending, usage
@@ -89,6 +90,7 @@ class RunSummary:
         if usage:
             add_usage(self.usage, usage)
             self.cost = total_cost(self.usage)
+            self.cached_answers = int(self.usage.get("sut", {}).get("cached", 0))
 
     @property
     def discarded(self) -> int:

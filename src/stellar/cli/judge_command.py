@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stellar import event_loop
 from stellar.cli.options import OFFLINE
-from stellar.cli.output import JudgingProgress, console, print_summary, progress_bar, shown
+from stellar.cli.output import (
+    JudgingProgress,
+    console,
+    print_summary,
+    progress_bar,
+    shown,
+    stdout,
+)
 from stellar.errors import StellarError
 from stellar.rundir import CONFIG_NAME
+
+if TYPE_CHECKING:
+    from stellar.post_search import Judged
 
 HELP = """\
 Judge every executed test of a run with the run's post-search judge (oracle.post_search in
@@ -18,7 +30,12 @@ budget; use this command when the run was stopped or killed before, or when the 
 half-way. Verdicts are committed one by one: running the command again judges only what is
 left (tests without a verdict or whose verdict failed). With --all, every test is judged
 anew (e.g. by another judge model); if that is stopped, run it again without --all to
-finish.
+finish. It ends saying how many tests it judged, and how many had a verdict already.
+
+RUN_DIR is the run wherever it is now (a moved run directory is judged where it is, and its
+results written there). A run that another stellar command holds (a run going on, another
+judge) is refused until that ends. A run without oracle.post_search in its config.yaml has
+no judge to run: add one there (see docs/safety.md).
 
 examples:
   stellar judge runs/safety-stellar-s0-20261123-120000
@@ -49,7 +66,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def cmd_judge(args: argparse.Namespace) -> int:
     # the configuration's and the judges' modules (models): imported here, not for --help
     from stellar.config import load_config
-    from stellar.post_search import judge_run_dir
+    from stellar.post_search import hold_for_judging, judge_held
 
     config_file = f"{args.run_dir}/{CONFIG_NAME}"
     try:
@@ -61,10 +78,22 @@ def cmd_judge(args: argparse.Namespace) -> int:
         "oracle.post_search.concurrency": args.concurrency,
     }
     config = load_config(config_file, overrides)
-    progress = progress_bar(args.quiet)
-    judging = JudgingProgress(progress)
-    console.print(f"[bold]stellar judge[/] {shown(args.run_dir)}")
-    with progress:
-        summary = event_loop.run(judge_run_dir(args.run_dir, config, judging.update, args.all))
-    print_summary(summary, args.show)
+    run_dir = Path(args.run_dir)
+    with hold_for_judging(run_dir, config):  # refused in one line before anything is shown
+        progress = progress_bar(args.quiet)
+        judging = JudgingProgress(progress)
+        console.print(f"[bold]stellar judge[/] {shown(run_dir)}")
+        with progress:
+            done = event_loop.run(judge_held(run_dir, config, judging.update, args.all))
+    print_summary(done.summary, args.show)
+    stdout().print(judged_line(done))
     return 0
+
+
+def judged_line(done: Judged) -> str:
+    """How many tests this call judged, and why the others were not."""
+    parts = [f"{done.judged} tests judged now", f"{done.already} had a verdict already"]
+    if done.not_judgeable:
+        parts.append(f"{done.not_judgeable} not judged (a system or search judge error)")
+    hint = " (--all judges every test anew)" if not done.judged and done.already else ""
+    return f"stellar judge: {', '.join(parts)}{hint}"

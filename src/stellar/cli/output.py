@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from stellar.archive import open_run
-from stellar.llm.usage import total_cost
+from stellar.llm.usage import from_cache, total_cost
 from stellar.untrusted import for_terminal
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | Non
         f"duplicates {s.duplicates}  invalid {s.invalid}  "
         f"errors {s.sut_errors} sut / {s.judge_errors} judge  excluded {s.excluded}  "
         f"testing time {s.elapsed:.1f} s\n"
-        f"{diversity_line(s, modes)}{post_search_line(s)}{usage_line(s)}"
+        f"{diversity_line(s, modes)}{post_search_line(s)}{usage_line(s)}{cache_line(s)}"
         f"results: {shown(s.run_dir)}  "
         f"(export with: stellar export {shown(s.run_dir)})"
     )
@@ -215,6 +215,18 @@ class JudgingProgress:
         self.done += 1
         ratio = self.failures / self.done
         self.progress.update(self.task, advance=1, failures=self.failures, ratio=ratio)
+
+
+def cache_line(summary: RunSummary) -> str:
+    """How many model answers came from the response cache, per role; empty when none did."""
+    used = from_cache(summary.usage, summary.post_search.get("usage") or {})
+    taken = [f"{role} {cached} of {calls}" for role, (cached, calls) in used.items() if cached]
+    if not taken:
+        return ""
+    return (
+        f"answers from the model cache (no request sent): {', '.join(taken)}; "
+        "--no-cache sends every request\n"
+    )
 
 
 def usage_line(summary: RunSummary) -> str:

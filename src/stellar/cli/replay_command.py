@@ -42,8 +42,13 @@ replay.json gives each test's outcome against the source:
   error           no repeat reached a verdict (a system or judge fault)
 
 SOURCE's configuration is used (a run's config.yaml, or the one a suite file names) unless
---config gives another; --sut tests another system, as in stellar run. With --repeat > 1
-model answers are not taken from the cache.
+--config gives another; --sut tests another system, as in stellar run.
+
+Every input is sent again: the system's model answers are never read from the model cache
+(fresh ones are stored there), unless --cached asks for them (a quick check of the scoring,
+not of the system). A judge's model may answer from the cache: the same answer to judge
+gets the same verdict; --no-cache asks every model again. With --repeat > 1 nothing is
+taken from the cache. The output and replay.json say how many answers came from it.
 
 Exit codes: 0 pass; 1 over a threshold: more than --max-failures failing tests, or a share
 of failing tests (still or newly failing, of those with a verdict) above --max-failure-rate;
@@ -98,7 +103,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         metavar="SHARE",
         help="exit 3 when more than this share of tests are errors (default 0.2)",
     )
-    parser.add_argument("--no-cache", action="store_true", help="do not reuse cached answers")
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument(
+        "--cached",
+        action="store_true",
+        help="take the system's model answers from the cache where it has them (no request)",
+    )
+    cache.add_argument(
+        "--no-cache", action="store_true", help="no model answer from the cache, judges' too"
+    )
     add_option_flags(parser)
     parser.add_argument(
         "--show", type=int, default=10, metavar="N", help="examples to list (default 10)"
@@ -115,6 +128,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     if not 1 <= args.repeat <= MAX_REPEAT:
         raise StellarError(f"--repeat {args.repeat}: must be from 1 to {MAX_REPEAT:,}")
+    if args.cached and args.repeat > 1:
+        raise StellarError("--cached with --repeat: cached answers cannot differ between repeats")
     source = read_source(args.source, args.only)
     overrides = {
         "sut": sut_choice(args.sut),
@@ -125,7 +140,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     }
     config = load_config(config_file(args.config, source), overrides, settings(args))
     if not source.tests:
-        console.print(f"{shown(source.path)}: nothing to replay (no {source.only} tests)")
+        none = "failures" if source.only == "failures" else "test that reached the system"
+        console.print(f"{shown(source.path)}: nothing to replay (no {none})")
         return 0
     progress = progress_bar(args.quiet)
     update = progress_task(progress, "replaying", len(source.tests) * args.repeat)
@@ -136,7 +152,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     )
     try:
         with progress:
-            result = event_loop.run(replay(config, source, args.repeat, on_record=update))
+            result = event_loop.run(
+                replay(config, source, args.repeat, on_record=update, cached=args.cached)
+            )
     except KeyboardInterrupt:
         console.print("[yellow]Interrupted[/]: the tests sent so far are in the new run directory")
         return 130
@@ -222,5 +240,25 @@ def print_replay(result: ReplayResult, show: int) -> None:
     out.print(
         f"failing {result.failing} of {result.verdicts} with a verdict  "
         f"errors {s.sut_errors} sut / {s.judge_errors} judge  time {s.elapsed:.1f} s\n"
+        f"{cache_lines(result)}"
         f"results: {shown(result.run_dir)}/replay.json"
     )
+
+
+def cache_lines(result: ReplayResult) -> str:
+    """How many answers came from the model cache: the system's always, a judge's if any."""
+    used = result.from_cache()
+    cached, calls = used.pop("sut", (0, 0))
+    if cached:
+        lines = [f"system under test: {cached} of {calls} model answers from the cache (--cached)"]
+    elif result.cached:
+        lines = ["system under test: no answer from the cache (none cached), every one sent"]
+    else:
+        lines = ["system under test: every input sent again, no answer from the cache"]
+    for role, (cached, calls) in used.items():
+        if cached:
+            lines.append(
+                f"{role}: {cached} of {calls} model answers from the cache (an identical "
+                "answer gets its stored verdict; --no-cache asks again)"
+            )
+    return "".join(f"{line}\n" for line in lines)

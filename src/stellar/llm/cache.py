@@ -91,6 +91,20 @@ class ResponseCache:
             self._db.close()
 
 
+class StoreOnly(ResponseCache):
+    """A view of ``cache`` that stores answers and never hands one back: for a role whose
+    answers must be fresh (a replay's system under test). It shares the cache's connection."""
+
+    def __init__(self, cache: ResponseCache) -> None:
+        self.path, self._db, self._lock = cache.path, cache._db, cache._lock
+
+    def get(self, key: str) -> Completion | None:
+        return None
+
+    def close(self) -> None:
+        """The connection is the cache's: closed with it."""
+
+
 def call_params(
     temperature: float | None,
     max_tokens: int | None,

@@ -21,6 +21,7 @@ import logging
 import random
 import sqlite3
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,7 +30,13 @@ import openai
 
 from stellar.errors import ModelAccessError, ModelError, StellarError
 from stellar.llm.base import Completion, Message, messages_tokens
-from stellar.llm.cache import ResponseCache, cached_answer, call_params, default_cache_path
+from stellar.llm.cache import (
+    ResponseCache,
+    StoreOnly,
+    cached_answer,
+    call_params,
+    default_cache_path,
+)
 from stellar.llm.endpoint import EndpointClient
 from stellar.llm.models import (
     Endpoint,
@@ -290,9 +297,16 @@ def _failure(exc: Exception, timeout: float) -> str:
 class Models:
     """The model clients of one run, sharing endpoints, the cache and the price table."""
 
-    def __init__(self, settings: LLMSettings | None = None, check_keys: bool = True) -> None:
+    def __init__(
+        self,
+        settings: LLMSettings | None = None,
+        check_keys: bool = True,
+        fresh: Collection[str] = (),
+    ) -> None:
+        """``fresh``: roles whose answers are never read from the cache (still stored)."""
         self.settings = settings or LLMSettings()
         self.check_keys = check_keys
+        self.fresh = frozenset(fresh)
         self.prices = PriceTable(self.settings.prices)
         self._cache: ResponseCache | None = None
         self._endpoints: dict[tuple[str, str | None], EndpointClient] = {}
@@ -312,13 +326,20 @@ class Models:
                 ) from None
         return self._cache
 
+    def _cache_for(self, role: str) -> ResponseCache | None:
+        """The cache as ``role`` sees it: none for estimates, store-only for a fresh role."""
+        cache = self.cache if self.check_keys else None
+        if cache is not None and role in self.fresh:
+            return StoreOnly(cache)
+        return cache
+
     def client(self, name: str, role: str, where: str = "model") -> ModelClient:
         """A client for the model ``name`` booking its usage to ``role``."""
         spec = parse_model(name, where)
         if spec.provider == "local":  # in this process: no endpoint, no key
             from stellar.llm.local import LocalClient
 
-            cache = self.cache if self.check_keys else None
+            cache = self._cache_for(role)
             local = LocalClient(spec, role, cache, self.prices, self.spend, where)
             self.clients.append(local)  # type: ignore[arg-type]
             return local  # type: ignore[return-value]
@@ -327,7 +348,7 @@ class Models:
         else:  # estimates only: nothing will be sent
             endpoint = Endpoint(spec.provider, spec.base_url, "", None, EndpointSettings())
         shared = self._endpoints.setdefault(endpoint.key, EndpointClient(endpoint))
-        cache = self.cache if self.check_keys else None
+        cache = self._cache_for(role)
         client = ModelClient(spec, role, shared, cache, self.prices, self.spend)
         self.clients.append(client)
         return client

@@ -66,6 +66,20 @@ def add_usage(total: dict[str, dict[str, float]], usage: Mapping[str, Mapping[st
             entry[name] = entry.get(name, 0) + value
 
 
+def from_cache(*books: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[int, int]]:
+    """Per role over usage books: (answers taken from the cache, calls); roles that made no
+    call are left out."""
+    found: dict[str, tuple[int, int]] = {}
+    for book in books:
+        for role, amounts in book.items():
+            cached, calls = found.get(role, (0, 0))
+            found[role] = (
+                cached + int(amounts.get("cached", 0)),
+                calls + int(amounts.get("calls", 0)),
+            )
+    return {role: counts for role, counts in found.items() if counts[1]}
+
+
 def total_cost(usage: Mapping[str, Mapping[str, Any]]) -> float:
     return sum(float(amounts.get("cost", 0.0)) for amounts in usage.values())
 
