@@ -125,7 +125,7 @@ def test_a_missing_model_is_a_one_line_error(tmp_path):
         Models().client("local:/nonexistent", "sut", "sut.model")
     with pytest.raises(ConfigError, match="not a model folder"):
         Models().client(f"local:{tmp_path}", "sut", "sut.model")
-    result = cli("run", "--sut", "local:/nonexistent", "--tests", "1", cwd=tmp_path)
+    result = cli("run", "safety", "--sut", "local:/nonexistent", "--tests", "1", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().count("\n") == 0 and "/nonexistent" in result.stderr
     assert not (tmp_path / "runs").exists()
