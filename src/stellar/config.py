@@ -208,8 +208,9 @@ def _response_defaults(data: dict[str, Any], response: dict[str, Any]) -> None:
 def check_sut_data(config: RunConfig, use_case: UseCase, source: object) -> None:
     """Refuse a system under test that returns no data when the use case's own fitness needs
     it (``response.needs_data``): every test would be scored without it."""
-    own_fitness = (use_case.settings.get("fitness") or {}).get("target")
-    if not use_case.needs_data or config.fitness.target != own_fitness:
+    own = use_case.settings.get("fitness")
+    own_target = own.get("target") if isinstance(own, dict) else None
+    if not use_case.needs_data or config.fitness.target != own_target:
         return
     needs = f"use case {use_case.name!r} scores the data every answer returns"
     if config.sut.type == "chat":
