@@ -69,6 +69,40 @@ def test_a_use_case_folder_declares_options(tmp_path):
         load_config(run)
 
 
+def data_use_case(tmp_path, needs_data: str) -> None:
+    """A use case ``shop`` whose fitness reads the answer's data."""
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    (folder / "features.yaml").write_text((TOY / "features.yaml").read_text())
+    (folder / "usecase.yaml").write_text(
+        "features: features.yaml\n"
+        f"response: {{data: $.quality, needs_data: {needs_data}}}\n"
+        "generator: {type: template, templates: ['a {size} {shape}']}\n"
+        "sut: {target: 'toy:answer'}\n"
+        "fitness: {target: 'toy:quality'}\n"
+        "oracle: {below: {quality: 0.1}}\n"
+    )
+
+
+def test_a_use_case_whose_fitness_needs_data_refuses_a_system_that_returns_none(tmp_path):
+    data_use_case(tmp_path, "true")
+    shop = tmp_path / "shop"
+    assert load_config(shop).sut.plugin == "toy:answer"  # a Python system may return data
+    http = {"type": "http", "url": "http://127.0.0.1:9/q"}
+    assert load_config(shop, {"sut": http}).sut.options["data"] == "$.quality"
+    with pytest.raises(ConfigError, match=r": sut\.data: use case 'shop' scores the data"):
+        load_config(shop, {"sut": http}, {"sut.data": None})
+    chat = {"type": "chat", "model": "openai-compatible:m@http://127.0.0.1:9/v1"}
+    with pytest.raises(ConfigError, match=r": sut: use case 'shop' .* a chat model returns text"):
+        load_config(shop, {"sut": chat})
+
+
+def test_needs_data_is_true_or_false(tmp_path):
+    data_use_case(tmp_path, "'yes'")
+    with pytest.raises(ConfigError, match=r"response\.needs_data: expected true or false"):
+        load_config(tmp_path / "shop")
+
+
 def test_config_does_not_load_the_model_client():
     code = "import sys, stellar.config; print('stellar.llm.client' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -34,7 +34,7 @@ from stellar.errors import ConfigError, StellarError
 from stellar.llm.models import is_model_name, parse_model
 from stellar.plugin_check import check_plugins
 from stellar.registry import plugins, short_name
-from stellar.usecase import DEFAULT_RUN, is_use_case, load_use_case, read_yaml
+from stellar.usecase import DEFAULT_RUN, UseCase, is_use_case, load_use_case, read_yaml
 from stellar.yaml_loading import MAX_BYTES
 
 LLM_PATHS = ("template", "system", "examples")
@@ -119,6 +119,8 @@ def load_config(
         check_plugins(config)
     except StellarError as exc:
         raise StellarError(f"{source}: {exc}") from None
+    if use_case is not None:
+        check_sut_data(config, use_case, source)
     if problem := folder_problem(config.out):
         raise ConfigError(source, "out", f"{config.out}: {problem}")
     if config.response_schema is not None:
@@ -201,6 +203,33 @@ def _response_defaults(data: dict[str, Any], response: dict[str, Any]) -> None:
         for key in ("answer", "data"):
             if response.get(key):
                 sut.setdefault(key, response[key])
+
+
+def check_sut_data(config: RunConfig, use_case: UseCase, source: object) -> None:
+    """Refuse a system under test that returns no data when the use case's own fitness needs
+    it (``response.needs_data``): every test would be scored without it."""
+    own = use_case.settings.get("fitness")
+    own_target = own.get("target") if isinstance(own, dict) else None
+    if not use_case.needs_data or config.fitness.target != own_target:
+        return
+    needs = f"use case {use_case.name!r} scores the data every answer returns"
+    if config.sut.type == "chat":
+        raise ConfigError(
+            source,
+            "sut",
+            f"{needs}, and a chat model returns text only: test a system that returns it "
+            "(an http(s) URL with sut.data, or module:function returning {text, data}), "
+            "or a use case that scores the text alone",
+        )
+    if config.sut.type == "http" and not config.sut.options.get("data"):
+        default = use_case.response.get("data")
+        example = f" (the use case's default: {default})" if default else ""
+        raise ConfigError(
+            source,
+            "sut.data",
+            f"{needs}, and none is mapped: set sut.data to the JSONPath of that data in "
+            f"the reply{example}",
+        )
 
 
 def _algorithm_sections(section: Any) -> None:

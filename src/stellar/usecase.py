@@ -10,7 +10,9 @@ run configuration overrides key by key, plus keys of its own:
 - ``serve``: ``module:function`` building an HTTP server of the use case's own system under
   test, ``function(host, port, **options)``, for ``stellar serve USECASE``;
 - ``export``: ``module:function(path, **options)`` writing its data (``stellar export-data``);
-- ``response``: where an answer keeps its text and data, and the data's JSON Schema;
+- ``response``: where an answer keeps its text and data, the data's JSON Schema, and
+  ``needs_data: true`` when the use case's fitness cannot score an answer without its data
+  (a configuration whose system under test returns none is then refused at load);
 - ``calibration``: the label file and labels that ``stellar calibrate`` compares judges with.
 
 Use cases are found by registered name (entry point group ``stellar.usecase``, naming the
@@ -31,6 +33,7 @@ from stellar.yaml_loading import read_yaml_file
 USE_CASE_FILE = "usecase.yaml"
 DEFAULT_RUN = Path(__file__).parent / "usecases" / "default.yaml"  # `stellar run` alone
 OWN_KEYS = ("description", "options", "serve", "export", "response", "calibration")
+RESPONSE_KEYS = {"answer", "data", "schema", "needs_data"}
 
 
 @dataclass
@@ -42,7 +45,7 @@ class UseCase:
     serve: str | None = None
     description: str = ""
     export: str | None = None  # module:function(path, **options) writing the use case's data
-    response: dict[str, Any] = field(default_factory=dict)  # answer/data JSONPaths, schema
+    response: dict[str, Any] = field(default_factory=dict)  # JSONPaths, schema, needs_data
     calibration: dict[str, Any] = field(default_factory=dict)  # stellar calibrate: the labels
 
     def option_values(self, given: dict[str, Any], source: object) -> dict[str, Any]:
@@ -56,6 +59,11 @@ class UseCase:
                 f"use case {self.name!r} has no such option (options: {known})",
             )
         return {name: given.get(name, decl.get("default")) for name, decl in self.options.items()}
+
+    @property
+    def needs_data(self) -> bool:
+        """Whether the use case's fitness needs structured data with every answer."""
+        return bool(self.response.get("needs_data"))
 
 
 def is_use_case(name: str) -> bool:
@@ -104,10 +112,14 @@ def load_use_case(name: str, base: Path = Path.cwd()) -> UseCase:  # noqa: B008
         if value is not None and not isinstance(value, str):
             raise ConfigError(source, key, "expected module:function")
     response = settings.pop("response", None) or {}
-    if not isinstance(response, dict) or set(response) - {"answer", "data", "schema"}:
+    if not isinstance(response, dict) or set(response) - RESPONSE_KEYS:
         raise ConfigError(
-            source, "response", "expected {answer: $.PATH, data: $.PATH, schema: FILE}"
+            source,
+            "response",
+            "expected {answer: $.PATH, data: $.PATH, schema: FILE, needs_data: true|false}",
         )
+    if not isinstance(response.get("needs_data", False), bool):
+        raise ConfigError(source, "response.needs_data", "expected true or false")
     if response.get("schema"):
         response["schema"] = str((folder / response["schema"]).resolve())
     calibration = settings.pop("calibration", None) or {}

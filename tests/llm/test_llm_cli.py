@@ -67,8 +67,8 @@ def test_dry_run_estimates_without_keys_or_requests(tmp_path):
         "openai:gpt-4o-mini",
         "--judge",
         "openai:gpt-4o-mini",
-        "--sut",
-        "ollama:llama3.1",
+        "--set",
+        "sut.llm=ollama:llama3.1",  # the built-in assistant answers with the model
         "--tests",
         "500",
         "--out",
@@ -166,7 +166,7 @@ def test_the_stub_from_the_readme_takes_the_cli_requests_without_a_key(tmp_path)
         model = f"openai-compatible:stub@{url}"
         env = {k: v for k, v in os.environ.items() if not k.endswith("API_KEY")}
         result = cli(
-            "run", "--sut", model, "--judge", model, "--tests", "5", "--quiet",
+            "run", "--set", f"sut.llm={model}", "--judge", model, "--tests", "5", "--quiet",
             "--out", tmp_path, "--no-cache", env=env,
         )  # fmt: skip
         assert result.returncode == 0, result.stderr

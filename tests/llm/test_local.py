@@ -28,8 +28,9 @@ def smollm2():
     return load_model(smollm2_file())
 
 
-def run(tmp_path, **overrides):
-    """The built-in use case, three tests, one generation, a fresh response cache."""
+def run(tmp_path, use_case=None, **overrides):
+    """The built-in use case (or ``use_case``), three tests, one generation, a fresh response
+    cache."""
     settings = {
         "out": str(tmp_path / "runs"),
         "llm.cache_path": str(tmp_path / "cache.sqlite"),
@@ -38,7 +39,7 @@ def run(tmp_path, **overrides):
         "algorithm.population": 3,
         **overrides,
     }
-    summary = asyncio.run(Run(load_config(None, settings=settings)).execute())
+    summary = asyncio.run(Run(load_config(use_case, settings=settings)).execute())
     with open_run(summary.run_dir) as archive:
         return summary, list(archive.records())
 
@@ -51,7 +52,7 @@ def test_local_names_parse():
 
 def test_smollm2_as_the_system_under_test(tmp_path):
     sut = {"type": "chat", "model": "local:smollm2", "max_tokens": 16}
-    summary, records = run(tmp_path, sut=sut)
+    summary, records = run(tmp_path, "safety", sut=sut)  # navi needs venues, not text alone
     assert summary.tests == 3 and summary.error is None
     assert summary.sut_errors == 0, [r.error for r in records]
     assert all(r.status == Status.OK and r.response_text.strip() for r in records)
@@ -125,7 +126,7 @@ def test_a_missing_model_is_a_one_line_error(tmp_path):
         Models().client("local:/nonexistent", "sut", "sut.model")
     with pytest.raises(ConfigError, match="not a model folder"):
         Models().client(f"local:{tmp_path}", "sut", "sut.model")
-    result = cli("run", "--sut", "local:/nonexistent", "--tests", "1", cwd=tmp_path)
+    result = cli("run", "safety", "--sut", "local:/nonexistent", "--tests", "1", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().count("\n") == 0 and "/nonexistent" in result.stderr
     assert not (tmp_path / "runs").exists()

@@ -125,7 +125,7 @@ class HttpSUT:
                     text="",
                     data=payload,
                     error=f"no data at {self.data_path} in the reply: map it with sut.data "
-                    "(a JSONPath), or set sut.data=null if the system returns none",
+                    "(the JSONPath of the data in the reply)",
                 )
             data = matches[0].value if len(matches) == 1 else [m.value for m in matches]
         answer = found[0].value

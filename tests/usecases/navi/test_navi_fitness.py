@@ -8,11 +8,16 @@ from stellar.features import Candidate
 from stellar.records import Response, TestInput
 from stellar.usecases.navi.fitness import (
     F1_WEIGHTS,
+    WRONG_KIND_CAP,
+    JudgedVenue,
     NaviFitness,
     content_fitness,
     directness,
+    first_named,
+    judged_venue,
     poi_score,
     response_dimensions,
+    wrong_kind,
 )
 from stellar.usecases.navi.poi import POI
 from stellar.usecases.navi.request import VenueRequest
@@ -94,11 +99,84 @@ def test_parking_reads_the_returned_poi(parking, expected):
 
 def test_content_fitness_cases():
     request = VenueRequest("restaurant", cuisine="thai")
-    assert content_fitness(request, [], satisfiable=False) == 1.0  # honest "nothing here"
-    assert content_fitness(request, [], satisfiable=True) == 0.0  # search missed existing POIs
-    best = content_fitness(request, [poi(cuisine="greek"), poi(cuisine="thai")], True)
-    assert best == 1.0  # the best returned POI counts
-    assert content_fitness(request, [poi(category="bar", cuisine="greek")], True) == 0.0
+    assert content_fitness(request, "", [], satisfiable=False) == 1.0  # honest "nothing here"
+    assert content_fitness(request, "", [], satisfiable=True) == 0.0  # missed existing POIs
+    assert content_fitness(request, "", [poi(cuisine="thai")], True) == 1.0
+    assert content_fitness(request, "", [poi(category="bar", cuisine="greek")], True) == 0.0
+
+
+SUSHI = VenueRequest("restaurant", cuisine="japanese")
+FRENCH, ITALIAN, JAPANESE = (
+    poi(name="Chez Paul", cuisine="french"),
+    poi(name="Trattoria Roma", cuisine="italian"),
+    poi(name="Sakura", cuisine="japanese"),
+)
+
+
+def test_a_wrong_first_venue_fails_though_a_later_one_is_right():
+    answer = "The nearest is Chez Paul. Other options: Trattoria Roma and Sakura. Shall I go?"
+    score = content_fitness(SUSHI, answer, [FRENCH, ITALIAN, JAPANESE], satisfiable=True)
+    assert score < 0.75
+    unnamed = content_fitness(SUSHI, "Here you go.", [FRENCH, ITALIAN, JAPANESE], True)
+    assert unnamed < 0.75  # named nowhere: the first returned is judged
+
+
+def test_the_venue_the_answer_names_first_is_judged():
+    pois = [FRENCH, JAPANESE, ITALIAN]
+    answer = "Try Sakura, 0.4 km away; Chez Paul is further. Shall I navigate to Sakura?"
+    assert judged_venue(answer, pois) == JudgedVenue(1, "Sakura", "named first in the answer")
+    assert content_fitness(SUSHI, answer, pois, satisfiable=True) == 1.0
+    wrong_first = "Chez Paul is closest, or Sakura. Which one?"
+    assert content_fitness(SUSHI, wrong_first, [JAPANESE, FRENCH], True) < 0.75
+
+
+def test_names_are_matched_as_whole_phrases_and_the_longer_wins_at_one_place():
+    pois = [poi(name="Roma"), poi(name="Trattoria Roma"), poi(name="Bar")]
+    assert first_named("Trattoria Roma is open.", pois) == 1
+    assert first_named("Barcelona is far; Roma is near.", pois) == 0  # not "Bar" in a word
+    assert first_named("ROMA, then Bar.", pois) == 0  # any case
+    assert first_named("Nothing found.", pois) is None
+
+
+def test_a_correct_first_venue_passes():
+    answer = "Sakura is 0.4 km away. Shall I go?"
+    assert content_fitness(SUSHI, answer, [JAPANESE, FRENCH], satisfiable=True) == 1.0
+
+
+def test_a_wrong_cuisine_fails_however_many_other_wishes_it_meets():
+    american = VenueRequest(
+        "restaurant", cuisine="american", price="medium", min_rating=4.0, parking=True
+    )
+    middle_eastern = poi(name="Beirut Grill", cuisine="middle eastern")
+    assert poi_score(american, middle_eastern) == pytest.approx(5 / 6)  # the mean alone passes
+    assert content_fitness(american, "", [middle_eastern], True) == WRONG_KIND_CAP < 0.75
+    assert wrong_kind(american, middle_eastern) == ["cuisine"]
+    assert wrong_kind(american, poi(cuisine=None)) == ["cuisine"]  # not shown to be American
+    assert wrong_kind(VenueRequest("restaurant"), poi(cuisine="thai")) == []  # none asked
+    assert wrong_kind(american, poi(category="bar", cuisine="american")) == ["category"]
+
+
+def test_the_judged_venue_is_in_the_details(tmp_path):
+    fitness = NaviFitness(database=_db(tmp_path))
+    values = {
+        "category": "restaurant",
+        "cuisine": "chinese",
+        "rating": "none",
+        "price": "none",
+        "payment": "none",
+        "parking": "none",
+    }
+    pois = [poi(name="Chez Paul", cuisine="french"), poi()]
+    named = evaluate(fitness, values, "Golden Dragon, or Chez Paul. Shall I go?", pois)
+    assert named.details["judged_venue"] == {
+        "index": 1,
+        "name": "Golden Dragon",
+        "chosen": "named first in the answer",
+    }
+    assert named.details["wrong_kind"] == [] and named.scores["content"] == 1.0
+    unnamed = evaluate(fitness, values, "I found two places. Shall I go?", pois)
+    assert unnamed.details["judged_venue"]["chosen"] == "first returned"
+    assert unnamed.details["wrong_kind"] == ["cuisine"] and unnamed.scores["content"] == 0.5
 
 
 def test_response_dimensions():

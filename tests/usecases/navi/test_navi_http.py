@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import pytest
 import yaml
+from conftest import cli
 from jsonschema import Draft202012Validator
 
 from stellar.cli import main
@@ -88,6 +89,47 @@ def test_answers_without_the_venues_stop_the_run_naming_what_is_missing(
         server.shutdown()
     last = capsys.readouterr().err.strip().splitlines()[-1]  # after the run's banner
     assert code == 3 and last.startswith("stellar: not healthy:") and expected in last, last
+    assert "sut.data=null" not in last  # the hint never leads into a run without the venues
+
+
+@pytest.mark.parametrize(
+    ("args", "setting"),
+    [
+        (["--sut", "http://127.0.0.1:9/query", "--set", "sut.data=null"], "sut.data"),
+        (["--sut", "http://127.0.0.1:9/query", "--set", "sut.data="], "sut.data"),
+        (["--sut", "openai-compatible:m@http://127.0.0.1:9/v1"], "sut"),
+        (["--sut", "local:smollm2"], "sut"),
+    ],
+)
+def test_a_system_that_returns_no_venues_is_refused_at_load(tmp_path, args, setting):
+    result = cli("run", *args, "--tests", "5", "--out", tmp_path)
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert f": {setting}: use case 'navi' scores the data every answer returns" in line
+    assert "set sut.data to the JSONPath" in line if setting == "sut.data" else "chat" in line
+    assert not any(tmp_path.iterdir())  # no run directory
+
+
+def test_a_system_that_returns_the_venues_still_loads(tmp_path):
+    url = "http://127.0.0.1:9/query"
+    config = load_config(None, {"sut": {"type": "http", "url": url}})
+    assert config.sut.options["data"] == "$.pois"
+    mapped = load_config(None, {"sut": {"type": "http", "url": url, "data": "$.result.venues"}})
+    assert mapped.sut.options["data"] == "$.result.venues"
+    assert load_config(None, {}, {"sut.llm": "openai-compatible:m@http://x/v1"}).sut.type == "navi"
+    assert cli("run", "--sut", url, "--dry-run", "--out", tmp_path).returncode == 0
+
+
+def test_another_fitness_on_the_navi_features_may_read_the_text_alone():
+    config = load_config(
+        None,
+        {"sut": {"type": "chat", "model": "openai-compatible:m@http://x/v1"}},
+        {
+            "fitness": {"target": "toy:quality", "objectives": ["quality"]},
+            "oracle": {"below": {"quality": 0.5}},
+        },
+    )
+    assert config.sut.type == "chat"
 
 
 def test_export_data_writes_the_venues_in_the_response_shape(tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""NaviQA fitness: response quality f1 and content fitness f2.
+"""NaviQA fitness: response quality f1 and content fitness f2 (rules and example: docs/navi.md).
 
 f1 = 0.55 R + 0.30 D + 0.15 P (paper): R is whether the answer is about the venue request,
 D whether it is direct (to the point), P whether it offers a follow-up; each scored 0, 0.5
@@ -9,13 +9,20 @@ and reason); without one, an offline judge scores them with transparent rules
 what the answer says, not only how long it is: sentences that do not help the request
 (pleasantries, chit-chat) and returned venues the answer does not name make it less direct.
 
-f2 (paper, Section IV): 1 when no POI in the database satisfies the request and none is
-returned; otherwise the best returned POI's weighted agreement with every requested
-constraint, normalised by the total weight. Venue weight 2, every other constraint 1;
-ordinal constraints (rating, price) score by distance, categorical ones by match. A request
-no POI could satisfy is marked ``excluded``: it never counts as a failure. A system under
-test that returns no venue data at all (a plain chat model) cannot be scored on f2: content
-is then 1 and ``content_scored`` is false in the details, so only f1 can fail.
+f2 judges the venue the driver is taken to: of the returned venues, the one the answer
+names first, else the first in the list (details ``judged_venue``). Its score is its
+weighted agreement with every requested constraint, normalised by the total weight (venue
+weight 2, every other constraint 1; ordinal constraints, rating and price, score by
+distance, categorical ones by match), as in the paper, with two departures: the paper takes
+the *best* returned venue, and here a venue of another category or cuisine than the one
+asked for (or of unknown cuisine when one was asked for) scores at most
+:data:`WRONG_KIND_CAP`, below the oracle's 0.75, whatever else it matches (details
+``wrong_kind``). An empty answer scores 1 when no venue in the database satisfies the
+request (an honest "nothing here") and 0 when one does. A request no venue could satisfy is
+marked ``excluded``: it never counts as a failure. The use case declares that its fitness
+needs the venues (``response.needs_data`` in ``usecase.yaml``), so a configuration whose
+system under test returns none is refused at load; a single answer that still comes without
+data is scored content 1 with ``content_scored: false``, so only f1 can fail it.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from stellar.features import Candidate
@@ -88,13 +96,90 @@ def _distance(name: str, want: Any, have: Any) -> float:
     return 0.0 if have == want else 1.0  # category, cuisine
 
 
-def content_fitness(
-    request: VenueRequest, pois: Sequence[Mapping[str, Any]], satisfiable: bool
-) -> float:
-    """f2: the best returned POI's score; 1 for an honest empty answer to an impossible request."""
+WRONG_KIND_CAP = 0.5
+"""The most a venue of another category or cuisine than the requested one scores: a driver
+taken to a French place after asking for sushi is failed, however many other wishes it
+meets (a weighted mean alone passes it at 0.75 once one more constraint is asked)."""
+KIND = ("category", "cuisine")  # what makes a venue the kind of place asked for
+
+
+@dataclass(frozen=True)
+class JudgedVenue:
+    """The returned venue the content score judges, and why that one."""
+
+    index: int  # its position in the returned list, from 0
+    name: str | None
+    chosen: str  # "named first in the answer" or "first returned"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "name": self.name, "chosen": self.chosen}
+
+
+def judged_venue(answer: str, pois: Sequence[Mapping[str, Any]]) -> JudgedVenue | None:
+    """The venue the driver is taken to: the one the answer names first, else the first one
+    returned; None when no venue is returned."""
     if not pois:
+        return None
+    named = first_named(answer, pois)
+    index, chosen = (0, "first returned") if named is None else (named, "named first in the answer")
+    return JudgedVenue(index, _name(pois[index]), chosen)
+
+
+def first_named(answer: str, pois: Sequence[Mapping[str, Any]]) -> int | None:
+    """The index of the returned venue whose name starts earliest in ``answer`` (as a whole
+    phrase, any case; at one position the longer name wins); None when it names none."""
+    found = []
+    for index, poi in enumerate(pois):
+        name = _name(poi)
+        match = _phrase(name).search(answer) if name else None
+        if match:
+            found.append((match.start(), -len(name or ""), index))
+    return min(found)[2] if found else None
+
+
+def _name(poi: Mapping[str, Any]) -> str | None:
+    """A venue's name, None when it has none."""
+    name = poi.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return None
+    return name.strip()
+
+
+@functools.lru_cache(maxsize=1024)
+def _phrase(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
+
+
+def wrong_kind(request: VenueRequest, poi: Mapping[str, Any]) -> list[str]:
+    """The requested category or cuisine that ``poi`` does not have (unknown counts as not)."""
+    wanted = request.to_dict()
+    return [key for key in KIND if key in wanted and poi.get(key) != wanted[key]]
+
+
+def venue_score(request: VenueRequest, poi: Mapping[str, Any]) -> float:
+    """:func:`poi_score`, at most :data:`WRONG_KIND_CAP` for a venue of the wrong kind."""
+    score = poi_score(request, poi)
+    return min(score, WRONG_KIND_CAP) if wrong_kind(request, poi) else score
+
+
+def content_fitness(
+    request: VenueRequest, answer: str, pois: Sequence[Mapping[str, Any]], satisfiable: bool
+) -> float:
+    """f2: the judged venue's score; 1 for an honest empty answer to an impossible request."""
+    venue = judged_venue(answer, pois)
+    if venue is None:
         return 0.0 if satisfiable else 1.0
-    return max(poi_score(request, poi) for poi in pois)
+    return venue_score(request, pois[venue.index])
+
+
+def content_details(
+    request: VenueRequest, answer: str, pois: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Which venue f2 judged, and which of the requested kind it is not."""
+    venue = judged_venue(answer, pois)
+    if venue is None:
+        return {"judged_venue": None}
+    return {"judged_venue": venue.to_dict(), "wrong_kind": wrong_kind(request, pois[venue.index])}
 
 
 def response_dimensions(
@@ -210,7 +295,8 @@ class NaviFitness:
             judged["source"] = "llm"
         scored = has_venue_data(response)
         # without venue data f2 cannot be measured: it passes, and the details say so
-        f2 = content_fitness(request, pois, satisfiable) if scored else 1.0
+        f2 = content_fitness(request, response.text, pois, satisfiable) if scored else 1.0
+        content = content_details(request, response.text, pois) if scored else {}
         return Evaluation(
             scores={"response": round(f1, 6), "content": round(f2, 6)},
             excluded=not satisfiable,
@@ -220,6 +306,7 @@ class NaviFitness:
                 "poi_exists": satisfiable,
                 "content_scored": scored,
                 **({} if satisfiable else {EXCLUDED_REASON: NO_VENUE}),
+                **content,
             },
         )
 
