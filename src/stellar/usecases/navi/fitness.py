@@ -182,6 +182,8 @@ def pois_of(response: Response) -> list[dict[str, Any]]:
 class NaviFitness:
     """Scores ``response`` (f1: LLM judge if given, else offline rules) and ``content`` (f2)."""
 
+    objectives = ("response", "content")  # the scores it gives, checked against a configuration
+
     def __init__(
         self,
         pois: str = "generated",
