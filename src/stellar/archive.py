@@ -333,13 +333,16 @@ def export_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[P
     """Write tests and failures as JSONL and CSV; return the files written."""
     run_dir = Path(run_dir)
     out = Path(out_dir) if out_dir else run_dir / EXPORT_DIR
+    with open_run(run_dir) as archive:  # every row read before anything is written
+        tables = {
+            name: [_flat(r) for r in archive.records(failures_only)]
+            for name, failures_only in (("tests", False), ("failures", True))
+        }
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    with open_run(run_dir) as archive:
-        for name, failures_only in (("tests", False), ("failures", True)):
-            rows = [_flat(r) for r in archive.records(failures_only)]
-            written.append(_write_jsonl(out / f"{name}.jsonl", rows))
-            written.append(_write_csv(out / f"{name}.csv", rows))
+    for name, rows in tables.items():
+        written.append(_write_jsonl(out / f"{name}.jsonl", rows))
+        written.append(_write_csv(out / f"{name}.csv", rows))
     return written
 
 

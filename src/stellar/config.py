@@ -241,8 +241,9 @@ def _algorithm_features(data: dict[str, Any]) -> None:
 
 def _resolve_paths(data: dict[str, Any], base: Path, source: object) -> None:
     """Make paths absolute; give python components their default ``type``."""
-    if isinstance(data.get("features"), str):
-        data["features"] = str((base / data["features"]).resolve())
+    for key in ("features", "response_schema"):  # relative to the file that names them
+        if isinstance(data.get(key), str):
+            data[key] = str((base / data[key]).resolve())
     algorithm = data.get("algorithm")
     for own in algorithm.values() if isinstance(algorithm, dict) else ():
         if isinstance(own, dict) and isinstance(own.get("features"), str):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from stellar import event_loop
 from stellar.cli.options import OFFLINE
 from stellar.cli.output import JudgingProgress, console, print_summary, progress_bar, shown
 from stellar.errors import StellarError
-from stellar.rundir import CONFIG_NAME
+from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME
 
 HELP = """\
 Judge every executed test of a run with the run's post-search judge (oracle.post_search in
@@ -48,6 +49,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def cmd_judge(args: argparse.Namespace) -> int:
     # the configuration's and the judges' modules (models): imported here, not for --help
+    from stellar.archive import check_archive
     from stellar.config import load_config
     from stellar.post_search import judge_run_dir
 
@@ -61,6 +63,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
         "oracle.post_search.concurrency": args.concurrency,
     }
     config = load_config(config_file, overrides)
+    if (archive := Path(args.run_dir) / ARCHIVE_NAME).exists():
+        check_archive(archive)  # a damaged archive is one line, before the header
     progress = progress_bar(args.quiet)
     judging = JudgingProgress(progress)
     console.print(f"[bold]stellar judge[/] {shown(args.run_dir)}")

@@ -148,7 +148,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from stellar.config import folder_problem
 
     archive = args.run_dir / ARCHIVE_NAME
-    if not archive.is_file():
+    if not archive.exists():
         raise StellarError(f"{args.run_dir}: not a run directory (no {ARCHIVE_NAME})")
     check_archive(archive, reading=True)
     if args.suite is not None:
