@@ -28,7 +28,7 @@ def url_problem(url: str) -> str | None:
     """Why ``url`` cannot be an http(s) endpoint (None: it can): no host, a space or a
     control character, a port outside 1..65535."""
     if not url.startswith(("http://", "https://")):
-        return f"{url!r} does not start with http:// or https://"
+        return f"{url!r}: must start with http:// or https://"
     if re.search(r"[\s\x00-\x1f\x7f]", url):
         return f"{url!r} contains a space or a control character"
     try:
