@@ -456,6 +456,7 @@ ARCHIVES = [
     "meta-only",
     "wrong-columns",
     "no-meta",
+    "wrong-verdicts",
     "a-folder",
     "bad-json-row",
     "bad-status-row",
@@ -667,6 +668,7 @@ SPOILERS = {
     "wrong-columns": "DROP VIEW failures; DROP TABLE verdicts; DROP TABLE tests;"
     "CREATE TABLE tests (id INTEGER PRIMARY KEY, text TEXT);",
     "no-meta": "DROP TABLE meta;",
+    "wrong-verdicts": "DROP VIEW failures; DROP TABLE verdicts; CREATE TABLE verdicts (x);",
     "bad-json-row": "UPDATE tests SET scores = '{not json' WHERE id = 1;",
     "bad-status-row": "UPDATE tests SET status = 'exploded' WHERE id = 1;",
 }

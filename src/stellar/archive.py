@@ -52,6 +52,7 @@ _UNCLEAN_ESCAPED = re.compile(r"\\u(?:0000|d[89a-f])")
 SQLITE_HEADER = b"SQLite format 3\x00"
 # what a run's archive must hold to be read (tables and their columns; the view for reading)
 _TABLES = {"tests": ["id", *COLUMNS], "meta": ["key", "value"]}
+_OPTIONAL_TABLES = {"verdicts": ["test_id", *VERDICT_COLUMNS]}  # archives before verdicts
 _INSERT = f"INSERT INTO tests ({_QUOTED}) VALUES ({', '.join('?' for _ in COLUMNS)})"
 _JOINED = ", ".join(f'verdicts."{c}" AS "verdict_{c}"' for c in VERDICT_COLUMNS)
 
@@ -69,11 +70,14 @@ class Archive:
         else:
             if self.path.exists() or self.path.is_symlink():  # a resume or a judge: check it
                 check_archive(self.path)
-            self.db = sqlite3.connect(self.path)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            # a commit survives the process being killed; only a power cut may lose the last
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.executescript(_SCHEMA)
+            try:
+                self.db = sqlite3.connect(self.path)
+                self.db.execute("PRAGMA journal_mode=WAL")
+                # a commit survives the process being killed; only a power cut may lose the last
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                self.db.executescript(_SCHEMA)
+            except sqlite3.Error as exc:  # a read-only file or folder, a full disk
+                raise StellarError(f"{self.path}: cannot be opened for writing ({exc})") from None
         self.db.row_factory = sqlite3.Row
         self._commit_due = False  # rows added in this turn of the event loop await a commit
         self._broken: sqlite3.Error | None = None  # a commit that failed
@@ -299,8 +303,10 @@ def _schema_problem(path: Path, reading: bool) -> str | None:
     try:
         db = sqlite3.connect(_read_only(path), uri=True)
         try:
-            for table, columns in _TABLES.items():
+            for table, columns in {**_TABLES, **_OPTIONAL_TABLES}.items():
                 found = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+                if not found and table in _OPTIONAL_TABLES:
+                    continue
                 if not found:
                     return f"no {table!r} table"
                 if missing := [c for c in columns if c not in found]:
