@@ -49,6 +49,10 @@ CREATE VIEW failures AS
 # what `clean` removes, raw or as json.dumps escapes it (a false alarm only costs a `clean`)
 _UNCLEAN_RAW = re.compile(r"[\x00\ud800-\udfff]")
 _UNCLEAN_ESCAPED = re.compile(r"\\u(?:0000|d[89a-f])")
+SQLITE_HEADER = b"SQLite format 3\x00"
+# what a run's archive must hold to be read (tables and their columns; the view for reading)
+_TABLES = {"tests": ["id", *COLUMNS], "meta": ["key", "value"]}
+_OPTIONAL_TABLES = {"verdicts": ["test_id", *VERDICT_COLUMNS]}  # archives before verdicts
 _INSERT = f"INSERT INTO tests ({_QUOTED}) VALUES ({', '.join('?' for _ in COLUMNS)})"
 _JOINED = ", ".join(f'verdicts."{c}" AS "verdict_{c}"' for c in VERDICT_COLUMNS)
 
@@ -61,13 +65,19 @@ class Archive:
         if readonly:
             if not self.path.exists():
                 raise StellarError(f"{self.path}: no archive here")
-            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+            check_archive(self.path, reading=True)
+            self.db = sqlite3.connect(_read_only(self.path), uri=True)
         else:
-            self.db = sqlite3.connect(self.path)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            # a commit survives the process being killed; only a power cut may lose the last
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.executescript(_SCHEMA)
+            if self.path.exists() or self.path.is_symlink():  # a resume or a judge: check it
+                check_archive(self.path)
+            try:
+                self.db = sqlite3.connect(self.path)
+                self.db.execute("PRAGMA journal_mode=WAL")
+                # a commit survives the process being killed; only a power cut may lose the last
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                self.db.executescript(_SCHEMA)
+            except sqlite3.Error as exc:  # a read-only file or folder, a full disk
+                raise StellarError(f"{self.path}: cannot be opened for writing ({exc})") from None
         self.db.row_factory = sqlite3.Row
         self._commit_due = False  # rows added in this turn of the event loop await a commit
         self._broken: sqlite3.Error | None = None  # a commit that failed
@@ -121,14 +131,15 @@ class Archive:
                 self.db.rollback()
 
     def set_meta(self, **values: Any) -> None:
-        with self.db:
+        with self._archive_error("written"), self.db:
             self.db.executemany(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                 [(k, json.dumps(v, default=str)) for k, v in values.items()],
             )
 
     def meta(self) -> dict[str, Any]:
-        return {r["key"]: json.loads(r["value"]) for r in self.db.execute("SELECT * FROM meta")}
+        with self._archive_error("read"):
+            return {r["key"]: json.loads(r["value"]) for r in self.db.execute("SELECT * FROM meta")}
 
     def records(self, failures_only: bool = False) -> Iterator[TestRecord]:
         for _, record in self.numbered(failures_only):
@@ -144,8 +155,18 @@ class Archive:
             )
         else:  # an archive written before verdicts existed, opened read-only
             query = f"SELECT * FROM {table} ORDER BY id"
-        for row in self.db.execute(query):
-            yield row["id"], _record(row)
+        with self._archive_error("read"):
+            for row in self.db.execute(query):
+                yield row["id"], _record(row)
+
+    @contextlib.contextmanager
+    def _archive_error(self, verb: str) -> Iterator[None]:
+        """A row that cannot be read or written (a damaged page, a value no record takes)
+        is a StellarError naming the archive, not a traceback."""
+        try:
+            yield
+        except (sqlite3.DatabaseError, ValueError, TypeError, KeyError) as exc:
+            raise StellarError(f"{self.path}: cannot be {verb} ({exc})") from None
 
     def add_verdict(self, test_id: int, verdict: Verdict) -> None:
         """Store (or replace) the post-search judge's verdict on test ``test_id``."""
@@ -153,7 +174,7 @@ class Archive:
         row = cleaner(asdict(verdict))
         for key in VERDICT_JSON:
             row[key] = json.dumps(row[key], default=str)
-        with self.db:
+        with self._archive_error("written"), self.db:
             self.db.execute(
                 f"INSERT OR REPLACE INTO verdicts (test_id, {', '.join(VERDICT_COLUMNS)}) "
                 f"VALUES (?, {', '.join('?' for _ in VERDICT_COLUMNS)})",
@@ -162,7 +183,7 @@ class Archive:
 
     def clear_verdicts(self) -> None:
         """Forget every post-search verdict (to judge the run again from scratch)."""
-        with self.db:
+        with self._archive_error("written"), self.db:
             self.db.execute("DELETE FROM verdicts")
 
     def unjudged(self) -> list[tuple[int, TestRecord]]:
@@ -176,9 +197,11 @@ class Archive:
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Status}
-        for status, n in self.db.execute("SELECT status, COUNT(*) FROM tests GROUP BY status"):
-            out[status] = n
-        out["failures"] = self.db.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
+        with self._archive_error("read"):
+            query = "SELECT status, COUNT(*) FROM tests GROUP BY status"
+            for status, n in self.db.execute(query):
+                out[status] = n
+            out["failures"] = self.db.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
         return out
 
 
@@ -242,6 +265,67 @@ def _record(row: sqlite3.Row) -> TestRecord:
     return record
 
 
+def check_archive(path: Path, reading: bool = False) -> None:
+    """Refuse what is not a run's archive (a folder, an empty, truncated or foreign file, a
+    database without the archive's tables): a StellarError naming the file, in one line.
+    ``reading``: it is opened read-only, so its ``failures`` view must exist too."""
+    if path.is_dir():
+        raise StellarError(f"{path}: a folder, not a run's archive")
+    problem = _file_problem(path) or _schema_problem(path, reading)
+    if problem:
+        raise StellarError(f"{path}: not a usable run archive ({problem})")
+
+
+def _file_problem(path: Path) -> str | None:
+    """What the file's first 100 bytes and its size say is wrong with it (None: nothing)."""
+    try:
+        with path.open("rb") as file:
+            header = file.read(100)
+        size = path.stat().st_size
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if not header:
+        return "an empty file"
+    if not header.startswith(SQLITE_HEADER) or len(header) < 100:
+        return "not an SQLite database"
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    valid = pages and header[24:28] == header[92:96]  # SQLite's rule for the stored size
+    wal = path.with_name(path.name + "-wal")
+    if valid and size < pages * page_size and not (wal.exists() and wal.stat().st_size):
+        return f"truncated: {size:,} of {pages * page_size:,} bytes"
+    return None
+
+
+def _schema_problem(path: Path, reading: bool) -> str | None:
+    """The archive's tables and columns that are missing (None: all there)."""
+    try:
+        db = sqlite3.connect(_read_only(path), uri=True)
+        try:
+            for table, columns in {**_TABLES, **_OPTIONAL_TABLES}.items():
+                found = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+                if not found and table in _OPTIONAL_TABLES:
+                    continue
+                if not found:
+                    return f"no {table!r} table"
+                if missing := [c for c in columns if c not in found]:
+                    return f"table {table!r} lacks column {missing[0]!r}"
+            view = "SELECT 1 FROM sqlite_master WHERE name = 'failures'"
+            if reading and db.execute(view).fetchone() is None:
+                return "no 'failures' view"
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        return str(exc)
+    return None
+
+
+def _read_only(path: Path) -> str:
+    """The URI that opens ``path`` read-only (any character in its name escaped)."""
+    return f"{path.absolute().as_uri()}?mode=ro"
+
+
 def open_run(run_dir: str | Path) -> Archive:
     """Open a finished or interrupted run's archive read-only."""
     run_dir = Path(run_dir)
@@ -255,13 +339,16 @@ def export_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[P
     """Write tests and failures as JSONL and CSV; return the files written."""
     run_dir = Path(run_dir)
     out = Path(out_dir) if out_dir else run_dir / EXPORT_DIR
+    with open_run(run_dir) as archive:  # every row read before anything is written
+        tables = {
+            name: [_flat(r) for r in archive.records(failures_only)]
+            for name, failures_only in (("tests", False), ("failures", True))
+        }
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    with open_run(run_dir) as archive:
-        for name, failures_only in (("tests", False), ("failures", True)):
-            rows = [_flat(r) for r in archive.records(failures_only)]
-            written.append(_write_jsonl(out / f"{name}.jsonl", rows))
-            written.append(_write_csv(out / f"{name}.csv", rows))
+    for name, rows in tables.items():
+        written.append(_write_jsonl(out / f"{name}.jsonl", rows))
+        written.append(_write_csv(out / f"{name}.csv", rows))
     return written
 
 

@@ -61,7 +61,14 @@ def load_config(
     else:
         data = read_yaml(source if path is not None else DEFAULT_RUN)
         base = source.resolve().parent if path is not None else Path.cwd()
-    _resolve_paths(data, base)
+    if not data:
+        raise ConfigError(
+            source,
+            "",
+            "the file is empty: give use_case: NAME, or features, generator, sut, "
+            "fitness and oracle",
+        )
+    _resolve_paths(data, base, source)
     data.setdefault("import_paths", []).append(str(base))
     _algorithm_sections(data.get("algorithm"))
     use_case = None
@@ -70,7 +77,7 @@ def load_config(
     if data.get("use_case"):
         use_case = load_use_case(str(data["use_case"]), base)
         defaults = use_case.settings
-        _resolve_paths(defaults, use_case.folder)
+        _resolve_paths(defaults, use_case.folder, use_case.folder / "usecase.yaml")
         _algorithm_sections(defaults.get("algorithm"))
         defaults.setdefault("import_paths", []).append(str(use_case.folder))
         data = _merge(defaults, data)
@@ -261,10 +268,11 @@ def _algorithm_features(data: dict[str, Any]) -> None:
                 data["features"] = features
 
 
-def _resolve_paths(data: dict[str, Any], base: Path) -> None:
+def _resolve_paths(data: dict[str, Any], base: Path, source: object) -> None:
     """Make paths absolute; give python components their default ``type``."""
-    if isinstance(data.get("features"), str):
-        data["features"] = str((base / data["features"]).resolve())
+    for key in ("features", "response_schema"):  # relative to the file that names them
+        if isinstance(data.get(key), str):
+            data[key] = str((base / data[key]).resolve())
     algorithm = data.get("algorithm")
     for own in algorithm.values() if isinstance(algorithm, dict) else ():
         if isinstance(own, dict) and isinstance(own.get("features"), str):
@@ -273,7 +281,7 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
     if isinstance(paths, str):
         paths = [paths]
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        raise ConfigError(base, "import_paths", "expected a list of folders")
+        raise ConfigError(source, "import_paths", "expected a list of folders")
     data["import_paths"] = [str((base / p).resolve()) for p in paths]
     for key in COMPONENTS:
         if isinstance(data.get(key), dict) and "target" in data[key]:
@@ -332,17 +340,34 @@ def _same_type(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return "model" in b and a.get("type") == b.get("type")
 
 
+# pydantic's wording, as a user reads it
+_PLAIN = {
+    r" or instance of \w+|^Value error, ": "",
+    r"^Input is not a valid path.*": "expected a path",
+    r"^Input should be a valid dictionary.*": "expected a mapping",
+}
+
+
 def _first_error(exc: ValidationError) -> tuple[str, str]:
+    """(setting, problem) of the first error, and how many settings have others."""
     err = exc.errors()[0]
-    loc = [str(p) for p in err["loc"] if not str(p).startswith("function-after")]
-    where = ".".join(loc)
-    message = re.sub(r" or instance of \w+|^Value error, ", "", err["msg"])
+    loc = _setting(err["loc"])
+    message = err["msg"]
+    for pattern, plain in _PLAIN.items():
+        message = re.sub(pattern, plain, message)
     if err["type"] == "missing":
         message = "required setting is missing"
     elif err["type"] == "extra_forbidden":
         message = f"unknown setting (settings here: {_known_keys(loc)})"
-    more = len(exc.errors()) - 1
-    return where, message + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")
+    more = len({tuple(_setting(e["loc"])) for e in exc.errors()}) - 1
+    return ".".join(loc), message + (
+        f" (and {more} more problem{'s' * (more > 1)})" if more else ""
+    )
+
+
+def _setting(loc: tuple[int | str, ...]) -> list[str]:
+    """A location without pydantic's validator and union tags (``function-after[...]``)."""
+    return [str(p) for p in loc if "[" not in str(p)]
 
 
 def _known_keys(loc: list[str]) -> str:

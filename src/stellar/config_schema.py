@@ -225,6 +225,17 @@ class RunConfig(Strict):
     out: Path = Path("runs")
     import_paths: list[Path] = Field(default_factory=list, description="folders for user modules")
 
+    @field_validator("features", mode="before")
+    @classmethod
+    def feature_source(cls, value: Any) -> Any:
+        """A path, a mapping or a list: anything else is told plainly, not as a union."""
+        if not isinstance(value, str | Path | dict | list):
+            raise ValueError(
+                "expected a feature file (a path) or the feature space written inline "
+                f"(a mapping or a list), got {type(value).__name__} {repr(value)[:40]}"
+            )
+        return value
+
     @field_validator("name")
     @classmethod
     def plain_name(cls, name: str) -> str:

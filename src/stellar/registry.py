@@ -203,7 +203,7 @@ def check_options(
         elif err["type"] == "missing":
             message = f"{plugin.kind} {plugin.name!r} needs the option {key!r}"
         else:
-            message = err["msg"]
+            message = err["msg"].removeprefix("Value error, ")
         raise StellarError(f"{at}: {message}") from None
     if getattr(obj, "Options", None) is model:
         return validated.model_dump()

@@ -17,7 +17,7 @@ from stellar.cli.output import (
     stdout,
 )
 from stellar.errors import StellarError
-from stellar.rundir import CONFIG_NAME
+from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME
 
 if TYPE_CHECKING:
     from stellar.post_search import Judged
@@ -65,6 +65,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def cmd_judge(args: argparse.Namespace) -> int:
     # the configuration's and the judges' modules (models): imported here, not for --help
+    from stellar.archive import check_archive
     from stellar.config import load_config
     from stellar.post_search import hold_for_judging, judge_held
 
@@ -79,6 +80,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
     }
     config = load_config(config_file, overrides)
     run_dir = Path(args.run_dir)
+    if (archive := run_dir / ARCHIVE_NAME).exists():
+        check_archive(archive)  # a damaged archive is one line, before the header
     with hold_for_judging(run_dir, config):  # refused in one line before anything is shown
         progress = progress_bar(args.quiet)
         judging = JudgingProgress(progress)

@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from stellar.cli.ci_options import share
 from stellar.config_values import MAX_CONCURRENCY, MAX_POPULATION, MAX_SEED, OFFLINE, parse_duration
 from stellar.errors import StellarError
 from stellar.yaml_loading import describe, parse_yaml
@@ -46,6 +47,17 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
         key, value = setting(item, "--option")
         found[f"usecase.{key}"] = value
     return found
+
+
+def positive(text: str) -> float:
+    """A number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"{text}: must be above 0")
+    return value
 
 
 def check_bounds(args: argparse.Namespace) -> None:
@@ -126,11 +138,11 @@ def add_system_flags(parser: argparse.ArgumentParser) -> None:
         "--judge", metavar="MODEL", help="an LLM judge scores the answers; 'offline': rules"
     )
     parser.add_argument(
-        "--max-cost", type=float, metavar="USD", help="stop when model calls have cost this much"
+        "--max-cost", type=positive, metavar="USD", help="stop when model calls have cost this much"
     )
     parser.add_argument(
         "--max-error-rate",
-        type=float,
+        type=share,
         metavar="SHARE",
         help="stop with exit code 3 when more than this share of tests are SUT or judge "
         "errors (default 0.2)",

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from stellar import event_loop
-from stellar.cli.ci_options import add_ci_flags, gate_exit
+from stellar.cli.ci_options import add_ci_flags, gate_exit, share
 from stellar.cli.options import OFFLINE, add_option_flags, settings, sut_choice
 from stellar.cli.output import (
     clip,
@@ -99,7 +99,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_ci_flags(parser, "default: any test still or newly failing")
     parser.add_argument(
         "--max-error-rate",
-        type=float,
+        type=share,
         metavar="SHARE",
         help="exit 3 when more than this share of tests are errors (default 0.2)",
     )
@@ -123,7 +123,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def cmd_replay(args: argparse.Namespace) -> int:
     # the configuration's and the pipeline's modules (models): imported here, not for --help
     from stellar.config import load_config
-    from stellar.replay import replay
+    from stellar.replay import candidates, replay
     from stellar.suite import read_source
 
     if not 1 <= args.repeat <= MAX_REPEAT:
@@ -143,6 +143,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         none = "failures" if source.only == "failures" else "test that reached the system"
         console.print(f"{shown(source.path)}: nothing to replay (no {none})")
         return 0
+    try:  # tests of another feature space: one line naming the source, before the header
+        candidates(source.tests, config.feature_space())
+    except StellarError as exc:
+        raise StellarError(f"{source.path}: {exc}") from None
     progress = progress_bar(args.quiet)
     update = progress_task(progress, "replaying", len(source.tests) * args.repeat)
 

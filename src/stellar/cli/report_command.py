@@ -55,7 +55,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from stellar.text.embeddings import embedder_factory
 
     directory: Path = args.directory
-    if not (directory / ARCHIVE_NAME).is_file() and not is_experiment(directory):
+    if not (directory / ARCHIVE_NAME).exists() and not is_experiment(directory):
         raise StellarError(
             f"{directory}: neither a run directory (no {ARCHIVE_NAME}) nor an experiment "
             f"directory (no {EXPERIMENT_FILE})"

@@ -11,15 +11,13 @@ from typing import Any
 
 from rich.markup import escape
 
-from stellar.archive import export_run
+from stellar.archive import check_archive, export_run
 from stellar.cli.options import setting
 from stellar.cli.output import console, shown, stdout
 from stellar.errors import StellarError
 from stellar.registry import KINDS, Plugin, describe_options, plugins
 from stellar.rundir import ARCHIVE_NAME, EXPORT_DIR
 from stellar.usecase import UseCase, hook, load_use_case
-
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -150,11 +148,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     from stellar.config import folder_problem
 
     archive = args.run_dir / ARCHIVE_NAME
-    if not archive.is_file():
+    if not archive.exists():
         raise StellarError(f"{args.run_dir}: not a run directory (no {ARCHIVE_NAME})")
-    with archive.open("rb") as file:
-        if file.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
-            raise StellarError(f"{archive}: not a run's archive (not an SQLite database)")
+    check_archive(archive, reading=True)
     if args.suite is not None:
         from stellar.suite import export_suite
 

@@ -199,6 +199,7 @@ class _AnswerJudge:
 class SafetyJudge(_AnswerJudge):
     """Fitness ``safety`` in [0, 1]: 0 clearly harmful answer, 1 safe; median of the votes."""
 
+    objectives = ("safety",)  # the score it gives, checked against a configuration
     SYSTEM = (prompts.SAFETY_SYSTEM, prompts.SAFETY_REPLY_FORM)
 
     async def evaluate(
@@ -225,6 +226,7 @@ class BinaryVote(JudgeReply):
 class BinarySafetyJudge(_AnswerJudge):
     """Fitness ``safety``: 1 safe, 0 unsafe; "unknown" gives 0.5 and is ``excluded``."""
 
+    objectives = ("safety",)  # the score it gives, checked against a configuration
     SYSTEM = (prompts.BINARY_SAFETY_SYSTEM, prompts.BINARY_SAFETY_REPLY_FORM)
 
     async def evaluate(

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["LLMGenerator", "render_prompt"]
 
 OUTPUT_TOKENS = 40  # a typical generated utterance, for cost estimates
+TEMPLATE_VARIABLES = (*KINDS, "features", "guidelines", "few_shot", "examples")
 
 
 class LLMGenerator:
@@ -103,6 +104,14 @@ class LLMGenerator:
         self.perturbations = dict(perturbations or {})
         if features is not None:
             self._check(features)
+
+    @staticmethod
+    def check_config(space: FeatureSpace, options: Mapping[str, Any]) -> None:
+        """At load: the templates name only variables they see and features of the space,
+        in every branch (rendering one candidate would see only the branches it takes)."""
+        for key in ("template", "system"):
+            if options.get(key) is not None:
+                check_template_fields(Path(options[key]), space, what=key)
 
     async def generate(self, candidate: Candidate, rng: random.Random) -> TestInput:
         seed = rng.randrange(2**31)
@@ -211,8 +220,9 @@ def _strings(items: str | Sequence[str] | None) -> list[str]:
     return [items] if isinstance(items, str) else [str(item) for item in items]
 
 
-def _load_template(path: str | Path) -> jinja2.Template:
-    """Compile a template file; includes are looked up in its folder."""
+def _load_template(path: str | Path, what: str = "generator template") -> jinja2.Template:
+    """Compile a template file; includes are looked up in its folder; ``what`` names it in
+    errors."""
     import jinja2  # when a generator is built, not when the plugins are listed
 
     path = Path(path)
@@ -228,11 +238,49 @@ def _load_template(path: str | Path) -> jinja2.Template:
         return env.get_template(path.name)
     except jinja2.TemplateNotFound as exc:
         missing = path if exc.name == path.name else f"{exc.name} (included)"
-        raise StellarError(f"generator template {path}: file not found: {missing}") from None
+        raise StellarError(f"{what} {path}: file not found: {missing}") from None
     except jinja2.TemplateSyntaxError as exc:
         raise StellarError(
-            f"generator template {exc.filename or path}: line {exc.lineno}: {exc.message}"
+            f"{what} {exc.filename or path}: line {exc.lineno}: {exc.message}"
         ) from None
+
+
+def check_template_fields(
+    path: Path, space: FeatureSpace, what: str = "generator template"
+) -> None:
+    """Refuse a template (StellarError naming it and the line) that names a variable the
+    generator does not give (``{{ contnet.x }}``) or a feature the space does not hold under
+    that kind (``{{ style.nonexistent }}``, ``{{ features["nope"] }}``)."""
+    from jinja2 import meta, nodes
+
+    template = _load_template(path, what)  # a missing file or a syntax error, named
+    env = template.environment
+    assert env.loader is not None
+    tree = env.parse(env.loader.get_source(env, path.name)[0])
+    local = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
+    seen = {*TEMPLATE_VARIABLES, *env.globals, *local}  # set in a branch: "undeclared" too
+    for name in sorted(meta.find_undeclared_variables(tree) - seen):
+        line = next(n.lineno for n in tree.find_all(nodes.Name) if n.name == name)
+        raise StellarError(
+            f"{what} {path}: line {line}: {name!r} is not a variable a template "
+            f"sees ({', '.join(TEMPLATE_VARIABLES)})"
+        )
+    fields = {kind: [f.name for f in space.features if f.kind == kind] for kind in KINDS}
+    fields["features"] = [f.name for f in space.features]
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        owner = node.node.name if isinstance(node.node, nodes.Name) else None
+        if owner not in fields or owner in local:
+            continue
+        if isinstance(node, nodes.Getattr):
+            key = None if hasattr(dict, node.attr) else node.attr  # content.items() is fine
+        else:
+            key = node.arg.value if isinstance(node.arg, nodes.Const) else None
+        if key is not None and key not in fields[owner]:
+            feature = "feature" if owner == "features" else f"{owner} feature"
+            raise StellarError(
+                f"{what} {path}: line {node.lineno}: {owner}.{key}: no {feature} "
+                f"{key!r} ({feature}s: {', '.join(fields[owner]) or 'none'})"
+            )
 
 
 def _render(template: jinja2.Template, variables: Mapping[str, Any]) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from stellar.config_values import url_problem
 from stellar.errors import ConfigError
 
 PROVIDERS = ("openai", "azure", "ollama", "openai-compatible", "local")
@@ -52,6 +53,13 @@ class EndpointSettings(BaseModel):
     max_retries: int = Field(6, ge=0, description="retries on 429, 5xx, timeouts")
     backoff: float = Field(1.0, gt=0, description="first retry delay in seconds; doubles")
     max_backoff: float = Field(60.0, gt=0, description="longest delay between retries")
+
+    @field_validator("base_url")
+    @classmethod
+    def usable_url(cls, url: str | None) -> str | None:
+        if url is not None and (problem := url_problem(url)):
+            raise ValueError(problem)
+        return url
 
     @field_validator("api_key_env")
     @classmethod
@@ -121,6 +129,8 @@ def parse_model(text: str, where: str = "model") -> ModelSpec:
             raise ConfigError(
                 where, "", f"{text!r}: write openai-compatible:MODEL@http://host:port/v1"
             )
+        if problem := url_problem(url):
+            raise ConfigError(where, "", problem)
         return ModelSpec(provider, model, url.rstrip("/"))
     return ModelSpec(provider, model)
 

@@ -13,8 +13,9 @@ import os
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from stellar.config_values import url_problem
 from stellar.errors import StellarError
 from stellar.records import Response
 
@@ -74,6 +75,13 @@ class HttpSUT:
             MAX_BYTES, ge=1, description="a longer reply is an error, and is not read on"
         )
 
+        @field_validator("url")
+        @classmethod
+        def usable_url(cls, url: str) -> str:
+            if problem := url_problem(url):
+                raise ValueError(problem)
+            return url
+
     def __init__(
         self,
         url: str,
@@ -85,10 +93,8 @@ class HttpSUT:
         timeout: float = 30.0,
         max_bytes: int = MAX_BYTES,
     ) -> None:
-        if not url.startswith(("http://", "https://")):
-            raise StellarError(
-                f"HTTP system under test: url must start with http(s)://, got {url!r}"
-            )
+        if problem := url_problem(url):
+            raise StellarError(f"HTTP system under test: url {problem}")
         self.url, self.method = url, method.upper()
         self.body = {"text": PLACEHOLDER} if body is None else body
         self.answer_path = _compile(answer, "answer")

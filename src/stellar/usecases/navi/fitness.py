@@ -270,6 +270,8 @@ NO_VENUE = "no venue in the database satisfies the request"
 class NaviFitness:
     """Scores ``response`` (f1: LLM judge if given, else offline rules) and ``content`` (f2)."""
 
+    objectives = ("response", "content")  # the scores it gives, checked against a configuration
+
     def __init__(
         self,
         pois: str = "generated",

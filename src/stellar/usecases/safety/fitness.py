@@ -40,6 +40,7 @@ class _Safety:
     """An LLM judge (``JUDGE``) when given a judge model, else the offline heuristic."""
 
     JUDGE: type[SafetyJudge | BinarySafetyJudge]
+    objectives = ("safety",)  # the score it gives, checked against a configuration
 
     def __init__(self, judge: JudgeModel | None = None) -> None:
         self.judge = self.JUDGE(judge) if judge is not None else None
