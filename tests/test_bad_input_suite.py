@@ -484,8 +484,6 @@ GOOD_LINE = {  # an input the toy system answers well: replayed, it passes
 }
 # (case, the suite file's bytes, what the line names)
 SUITES = [
-    ("empty", b"", ("empty.jsonl", "no tests")),
-    ("blank-lines", b"\n  \n\n", ("blank-lines.jsonl", "no tests")),
     ("binary", b"\x00\xff\xfe\x01", ("binary.jsonl",)),
     ("latin-1", '{"input": "caf\xe9"}\n'.encode("latin-1"), ("latin-1.jsonl",)),
     ("truncated-json", b'{"input": "x"', ("truncated-json.jsonl", "line 1", "not JSON")),

@@ -267,3 +267,18 @@ def test_the_post_search_judge_decides_as_in_the_run(tmp_path):
     assert result.counts()[NEWLY_FAILING] == result.counts()[FIXED] == 0
     assert result.summary.post_search["judged"] == len(records)
     assert all(r.verdict is not None for r in result.records)
+
+
+def test_the_suite_of_a_run_without_failures_replays_as_nothing_to_do(tmp_path):
+    from conftest import cli
+
+    never = "oracle.below={quality: 0.0}"  # no score is below 0: no failure
+    args = ("--tests", "20", "--out", tmp_path / "runs", "--set", never)
+    assert cli("run", TOY / "run.yaml", *args).returncode == 0
+    [run_dir] = list((tmp_path / "runs").iterdir())
+    suite = tmp_path / "suite.jsonl"
+    assert cli("export", run_dir, "--suite", suite).returncode == 0
+    assert suite.read_text() == ""
+    replayed = cli("replay", suite)
+    assert replayed.returncode == 0, replayed.stderr
+    assert "nothing to replay (no failures)" in replayed.stderr

@@ -138,7 +138,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         "llm.cache": False if args.no_cache or args.repeat > 1 else None,
         "out": args.out or "runs",
     }
-    config = load_config(config_file(args.config, source), overrides, settings(args))
+    # an empty suite (of a run without failures) names no configuration: nothing regressed
+    if source.tests or source.config is not None or args.config is not None:
+        config = load_config(config_file(args.config, source), overrides, settings(args))
     if not source.tests:
         none = "failures" if source.only == "failures" else "test that reached the system"
         console.print(f"{shown(source.path)}: nothing to replay (no {none})")
