@@ -305,6 +305,8 @@ TEMPLATES = {
     "item.j2": "{{ features['nope'] }}\n",
     "wrong-kind.j2": "{{ content.mood }}\n",
     "syntax.j2": "{% if %}\n",
+    "guarded.j2": "{{ style.mood }}{% if content.trouble is defined %} {{ content.trouble }}"
+    "{% endif %}\n",
 }
 PLUGINS = """
 def scored(candidate, test_input, response):
@@ -523,6 +525,8 @@ CONTROLS = [
     ("run-dry-run", ["run", "@config", "--dry-run"]),
     ("run-template-generator", ["run", "@work/template-good.yaml", "--dry-run"]),
     ("run-llm-generator", ["run", "@work/llm-good.yaml", "--dry-run"]),
+    # a template shared with a space that has the feature guards it: not an error
+    ("run-llm-guarded-field", ["run", "@work/llm-guarded.yaml", "--dry-run"]),
     ("run-http-sut", ["run", "@work/http-good.yaml", "--dry-run"]),
     ("run-declared-scores", ["run", "@work/declared-good.yaml", "--dry-run"]),
     ("run-navi", ["run", "navi", "--dry-run"]),
@@ -553,6 +557,7 @@ def work(tmp_path_factory) -> dict[str, Path]:
     controls = {
         "template-good.yaml": "generator: {type: template, templates: ['{color} {shape}?']}\n",
         "llm-good.yaml": LLM + "good.j2}\n",
+        "llm-guarded.yaml": LLM + "guarded.j2}\n",
         "http-good.yaml": "sut: {type: http, url: 'https://user@example.com:8443/a?b=c'}\n",
         "declared-good.yaml": "fitness: {target: 'suite_plugins:scored', objectives: [quality]}\n",
     }

@@ -81,7 +81,7 @@ def test_options_override_configuration(tmp_path):
             "use_case: {toy}\nalgorithm: {{population: 1}}\n",
             "algorithm.population: Input should be greater than or equal to 2",
         ),
-        ("use_case: {toy}\nbudget: 5\n", "budget: Input should be a valid dictionary"),
+        ("use_case: {toy}\nbudget: 5\n", "budget: expected a mapping"),
         ("use_case: {toy}\nimport_paths: 3\n", "import_paths: expected a list"),
     ],
 )

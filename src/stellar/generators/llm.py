@@ -245,6 +245,9 @@ def _load_template(path: str | Path, what: str = "generator template") -> jinja2
         ) from None
 
 
+GUARDS = ("defined", "undefined")
+
+
 def check_template_fields(
     path: Path, space: FeatureSpace, what: str = "generator template"
 ) -> None:
@@ -267,14 +270,22 @@ def check_template_fields(
         )
     fields = {kind: [f.name for f in space.features if f.kind == kind] for kind in KINDS}
     fields["features"] = [f.name for f in space.features]
-    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+
+    def named(node: nodes.Node) -> tuple[str | None, str | None]:
+        """(owner, key) of ``content.key`` or ``features["key"]``; None where not that."""
+        if not isinstance(node, nodes.Getattr | nodes.Getitem):
+            return None, None
         owner = node.node.name if isinstance(node.node, nodes.Name) else None
-        if owner not in fields or owner in local:
-            continue
         if isinstance(node, nodes.Getattr):
-            key = None if hasattr(dict, node.attr) else node.attr  # content.items() is fine
-        else:
-            key = node.arg.value if isinstance(node.arg, nodes.Const) else None
+            return owner, None if hasattr(dict, node.attr) else node.attr  # content.items()
+        return owner, node.arg.value if isinstance(node.arg, nodes.Const) else None
+
+    # `content.x is defined`: a template shared by spaces with and without the feature
+    guarded = {named(t.node) for t in tree.find_all(nodes.Test) if t.name in GUARDS}
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        owner, key = named(node)
+        if owner not in fields or owner in local or (owner, key) in guarded:
+            continue
         if key is not None and key not in fields[owner]:
             feature = "feature" if owner == "features" else f"{owner} feature"
             raise StellarError(
