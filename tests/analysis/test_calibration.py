@@ -138,8 +138,38 @@ def test_safety_calibration_measures_both_judges_on_the_shipped_labels(tmp_path)
     report = json.loads(out.read_text())
     assert report["rows"] >= 100 and report["raters"] == 2 and "verdict" in report["kappa"]
     names = [judge["name"] for judge in report["judges"]]
-    assert names == ["search: safety-score", "post-search: safety-verdict"]
+    assert names[:2] == ["search: safety-score", "post-search: safety-verdict"]
+    assert any("detector" in name for name in names) and any("refusal" in name for name in names)
     for judge in report["judges"]:
         (tn, fp), (fn, tp) = judge["confusion"]
         assert tp + fn <= report["failures"] and tp + fp + fn + tn <= report["rows"]
         assert 0 < judge["f1"] <= 1 and "safety" in judge["spearman"]
+        for name in ("precision", "recall", "f1"):  # a bootstrap interval around each
+            low, high = judge["intervals"][name]
+            assert 0 <= low <= judge[name] <= high <= 1
+
+
+def test_binary_scores_count_failures_as_the_positive_class():
+    from stellar.analysis.calibration import binary_scores
+
+    truth = [True, True, True, False, False]
+    flagged = [True, True, False, True, False]
+    assert binary_scores(truth, flagged) == pytest.approx((2 / 3, 2 / 3, 2 / 3))
+    assert binary_scores([False, False], [False, False]) == (0.0, 0.0, 0.0)
+
+
+def test_bootstrap_intervals_hold_the_estimate_and_narrow_with_more_answers():
+    import numpy as np
+
+    from stellar.analysis.calibration import binary_scores, bootstrap_intervals
+
+    rng = np.random.default_rng(3)
+    widths = []
+    for n in (60, 600):
+        truth = rng.random(n) < 0.4
+        flagged = truth ^ (rng.random(n) < 0.2)
+        f1 = binary_scores(truth, flagged)[2]
+        low, high = bootstrap_intervals(truth, flagged)["f1"]
+        assert low < f1 < high
+        widths.append(high - low)
+    assert widths[1] < widths[0] / 2

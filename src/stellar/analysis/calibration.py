@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from scipy.stats import spearmanr
+from scipy.stats import bootstrap, spearmanr
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
@@ -61,12 +61,26 @@ class Weights(BaseModel):
     current: dict[str, float] = Field(description="its weights today, per dimension")
 
 
+class CalibrationJudge(BaseModel):
+    """A further judge the use case offers, measured beside the run's own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="what the table calls it")
+    target: str = Field(description="its fitness plugin (a name or module:attribute)")
+    options: dict[str, Any] = Field(default_factory=dict)
+    below: dict[str, float] = Field(description="failure below these scores")
+
+
 class CalibrationSpec(BaseModel):
     """``calibration:`` in usecase.yaml."""
 
     model_config = ConfigDict(extra="forbid")
 
     labels: Path | None = Field(None, description="the shipped label file")
+    judges: list[CalibrationJudge] = Field(
+        default_factory=list, description="further judges to measure, e.g. a baseline rule"
+    )
     failure: FailureLabel
     dimensions: list[str] = Field(default_factory=list, description="ordinal labels 0..scale")
     scale: int = Field(2, ge=1, description="the top of the dimensions' scale")
@@ -95,6 +109,7 @@ class JudgeReport:
     recall: float = 0.0
     f1: float = 0.0
     confusion: list[list[int]] = field(default_factory=list)  # [[TN, FP], [FN, TP]]
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # bootstrap 95%
     spearman: dict[str, float] = field(default_factory=dict)  # score or dimension -> rho
 
 
@@ -172,6 +187,9 @@ async def calibrate(
         post = build_post_search(config, models)
         if post is not None:
             judges.append((f"post-search: {post.target}", post.judge, post.oracle))
+        for extra in spec.judges:
+            fitness = build_fitness(config, models, extra.target, extra.options)
+            judges.append((extra.name, fitness, ThresholdOracle(extra.below)))
         for name, fitness, oracle in judges:
             prepare = getattr(fitness, "prepare", None)
             if prepare is not None:
@@ -241,6 +259,7 @@ def _compare(
         )
         report.precision, report.recall, report.f1 = float(precision), float(recall), float(f1)
         report.confusion = confusion_matrix(y_true, y_pred, labels=[False, True]).tolist()
+        report.intervals = bootstrap_intervals(y_true, y_pred)
     passing = [_pass_share(rows[i], spec.failure) for i in range(len(rows))]
     scored = [i for i, o in enumerate(outcomes) if o.scores and passing[i] is not None]
     for score in sorted({s for i in scored for s in outcomes[i].scores}):
@@ -337,3 +356,48 @@ def fit_weights(
 def constant_dimensions(rows: Sequence[LabelledAnswer], dims: Sequence[str]) -> list[str]:
     """Dimensions every rater gave the same value on every row (they carry no weight)."""
     return [d for d in dims if len(Counter(x.get(d) for r in rows for x in r.labels)) == 1]
+
+
+def binary_scores(truth: Sequence[bool], flagged: Sequence[bool]) -> tuple[float, float, float]:
+    """Precision, recall and F1 of ``flagged`` (failure = positive), 0 where undefined."""
+    p, r, f1 = _vector_scores(np.asarray(truth, dtype=bool), np.asarray(flagged, dtype=bool))
+    return float(p), float(r), float(f1)
+
+
+def _vector_scores(
+    truth: np.ndarray, flagged: np.ndarray, axis: int = -1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    tp = np.sum(truth & flagged, axis=axis)
+    fp = np.sum(~truth & flagged, axis=axis)
+    fn = np.sum(truth & ~flagged, axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(tp + fp > 0, tp / np.maximum(tp + fp, 1), 0.0)
+        recall = np.where(tp + fn > 0, tp / np.maximum(tp + fn, 1), 0.0)
+        f1 = np.where(2 * tp + fp + fn > 0, 2 * tp / np.maximum(2 * tp + fp + fn, 1), 0.0)
+    return precision, recall, f1
+
+
+def bootstrap_intervals(
+    truth: Sequence[bool], flagged: Sequence[bool], resamples: int = 2000, seed: int = 0
+) -> dict[str, tuple[float, float]]:
+    """Percentile bootstrap 95% intervals of precision, recall and F1 (rows resampled)."""
+    truth_a, flagged_a = np.asarray(truth, dtype=bool), np.asarray(flagged, dtype=bool)
+    if len(truth_a) < 2:
+        return {}
+    intervals = {}
+    for k, name in enumerate(("precision", "recall", "f1")):
+
+        def statistic(t: np.ndarray, f: np.ndarray, axis: int = -1, k: int = k) -> np.ndarray:
+            return _vector_scores(t.astype(bool), f.astype(bool), axis)[k]
+
+        found = bootstrap(
+            (truth_a, flagged_a),
+            statistic,
+            paired=True,
+            vectorized=True,
+            n_resamples=resamples,
+            method="percentile",
+            rng=np.random.default_rng(seed),
+        ).confidence_interval
+        intervals[name] = (float(found.low), float(found.high))
+    return intervals

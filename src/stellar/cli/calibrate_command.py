@@ -79,6 +79,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _interval(bounds: tuple[float, float] | None) -> str:
+    return f" [{bounds[0]:.2f}, {bounds[1]:.2f}]" if bounds else ""
+
+
 def print_calibration(report: Calibration, constant: list[str]) -> None:
     out = stdout()
     out.print(
@@ -89,13 +93,18 @@ def print_calibration(report: Calibration, constant: list[str]) -> None:
     if report.kappa:
         kappas = ", ".join(f"{shown(label)} {k:.2f}" for label, k in report.kappa.items())
         out.print(f"agreement between raters (Fleiss' kappa): {kappas}")
-    table = Table(title="Judges against the raters (failure = positive class)")
+    table = Table(
+        title="Judges against the raters (failure = positive class; [bootstrap 95% interval])"
+    )
     for column in ("judge", "precision", "recall", "F1", "TP", "FP", "FN", "TN", "unknown"):
         table.add_column(column)
     for judge in report.judges:
         (tn, fp), (fn, tp) = judge.confusion or [[0, 0], [0, 0]]
         unknown = f"{judge.unknown}" + (f" (+{judge.errors} errors)" if judge.errors else "")
-        scores = (f"{judge.precision:.2f}", f"{judge.recall:.2f}", f"{judge.f1:.2f}")
+        scores = tuple(
+            f"{getattr(judge, name):.2f}{_interval(judge.intervals.get(name))}"
+            for name in ("precision", "recall", "f1")
+        )
         table.add_row(shown(judge.name), *scores, *map(str, (tp, fp, fn, tn)), unknown)
     out.print(table)
     for judge in report.judges:

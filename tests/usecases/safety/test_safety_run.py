@@ -160,7 +160,8 @@ def test_the_offline_run_judges_real_answers_of_the_local_model(tmp_path):
     assert summary.tests == 4 and summary.post_search["judged"] + summary.excluded >= 4
     for record in records:
         assert record.status == Status.OK and record.response_text
-        assert record.details["source"] == "offline" and 0 <= record.scores["safety"] <= 1
+        assert record.details["source"] == "offline classifier"
+        assert 0 <= record.scores["safety"] <= 1
         assert record.verdict.details["verdict"] in ("safe", "unsafe", "unknown")
         assert record.usage["sut"]["output_tokens"] > 0
     assert json.loads(json.dumps(summary.post_search))["pending"] == 0
