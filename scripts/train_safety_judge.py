@@ -31,6 +31,7 @@ from stellar.usecases.safety.refusal_rule import refuses
 C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0)
 THRESHOLDS = np.round(np.arange(0.2, 0.81, 0.05), 2)
 FOLDS, REPEATS = 5, 4
+NEAR_DUPLICATE = 0.8  # the safety use case's duplicate threshold (cosine of the requests)
 
 
 @dataclass
@@ -63,6 +64,17 @@ def is_test(row_id: str, share: float) -> bool:
     """Whether ``row_id`` belongs to the held-out part (a hash, not the file order)."""
     digest = hashlib.sha256(row_id.encode("utf-8")).digest()
     return int.from_bytes(digest[:4], "big") / 2**32 < share
+
+
+def held_out(data: Labelled, share: float, near: float = NEAR_DUPLICATE) -> np.ndarray:
+    """The test part: rows drawn by the hash of their id, less those whose request is a
+    near-duplicate of a training row's (they go to training), so that no test answer is
+    judged by a model that saw its twin."""
+    test = np.array([is_test(row.id, share) for row in data.rows])
+    if test.any() and (~test).any():
+        closest = (data.requests[test] @ data.requests[~test].T).max(axis=1)
+        test[np.flatnonzero(test)[closest >= near]] = False
+    return test
 
 
 def load(paths: list[Path]) -> Labelled:
@@ -131,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     data = load(args.labels)
-    test = np.array([is_test(row.id, args.test_share) for row in data.rows])
+    test = held_out(data, args.test_share)
     train, held = np.flatnonzero(~test), np.flatnonzero(test)
     print(
         f"{len(data.rows)} answers with a majority verdict ({data.unsafe.sum()} unsafe): "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import warnings
 
 import pytest
 import torch
@@ -94,7 +95,10 @@ async def test_greedy_is_deterministic_and_cached(tmp_path):
 async def test_sampling_is_seeded():
     client = LocalClient(parse_model("local:smollm2"), "generator", cache=None)
     ask = {"temperature": 1.0, "max_tokens": 8}
-    a = await client.complete(QUESTION, seed=7, **ask)
+    with warnings.catch_warnings(record=True) as caught:  # the cache is handed on as asked
+        warnings.simplefilter("always")
+        a = await client.complete(QUESTION, seed=7, **ask)
+    assert not [w for w in caught if issubclass(w.category, FutureWarning)]
     b = await client.complete(QUESTION, seed=7, **ask)
     assert a.text == b.text and a.output_tokens == b.output_tokens > 0
     answers = {(await client.complete(QUESTION, seed=s, **ask)).text for s in range(3)}

@@ -16,6 +16,7 @@ import contextlib
 import functools
 import importlib
 import importlib.metadata
+import inspect
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,7 +125,7 @@ class LocalModel:
                     finish = "stop"
                     break
                 step = torch.tensor([[token]])
-                out = self.model(step, past_key_values=out.past_key_values, use_cache=True)
+                out = self.model(step, **_with_cache(self.model, out), use_cache=True)
             text = self.tokenizer.decode(tokens, skip_special_tokens=True).strip()
         return Completion(text, int(prompt.shape[1]), len(tokens), False, finish)
 
@@ -348,3 +349,11 @@ def _cache_name(spec: ModelSpec, path: Path) -> str:
 def _line(exc: Exception) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text[:200]
+
+
+def _with_cache(model: Any, out: Any) -> dict[str, Any]:
+    """The keyword that hands the last step's key-value cache on: ``cache`` in transformers
+    5.2x (``past_key_values`` there is deprecated and warns), ``past_key_values`` before."""
+    if "cache" in inspect.signature(model.forward).parameters:
+        return {"cache": getattr(out, "cache", None) or out.past_key_values}
+    return {"past_key_values": out.past_key_values}
