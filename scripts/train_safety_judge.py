@@ -140,6 +140,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("labels", nargs="+", type=Path, help="label files (calibration format)")
     parser.add_argument("--out", type=Path, required=True, help="the coefficients file to write")
     parser.add_argument("--test-share", type=float, default=0.3)
+    parser.add_argument(
+        "--no-test", action="store_true", help="do not look at the held-out part (development)"
+    )
+    parser.add_argument(
+        "--held-out", type=Path, help="also write the held-out rows here (as they are in LABELS)"
+    )
     args = parser.parse_args(argv)
 
     data = load(args.labels)
@@ -178,7 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         encoding="utf-8",
     )
     print(f"wrote {args.out}")
-    if len(held):
+    if args.held_out:
+        write_rows(args.labels, {data.rows[i].id for i in held}, args.held_out)
+        print(f"wrote the {len(held)} held-out rows to {args.held_out}")
+    if len(held) and not args.no_test:
         from stellar.usecases.safety.classifier import SafetyClassifier
 
         model = SafetyClassifier.load(args.out)
@@ -208,6 +217,13 @@ def report(name: str, truth: np.ndarray, flagged: np.ndarray) -> None:
 
 def _ci(interval: tuple[float, float]) -> str:
     return f"[{interval[0]:.2f}, {interval[1]:.2f}]"
+
+
+def write_rows(paths: list[Path], ids: set[str], out: Path) -> None:
+    """The lines of ``paths`` whose row id is in ``ids``, unchanged, to ``out``."""
+    lines = [line for path in paths for line in path.read_text("utf-8").splitlines()]
+    kept = [line for line in lines if line.strip() and str(json.loads(line).get("id")) in ids]
+    out.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
 
 
 def _sha256(path: Path) -> str:

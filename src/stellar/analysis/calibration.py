@@ -311,13 +311,15 @@ def _mean(row: LabelledAnswer, dim: str) -> float | None:
 
 
 def _kappas(rows: Sequence[LabelledAnswer], spec: CalibrationSpec) -> dict[str, float]:
-    """Fleiss' kappa per label, over the rows that the most raters labelled (none for a
-    label with one value throughout)."""
+    """Fleiss' kappa per label, over the first k labels of every row with at least k, k the
+    usual number of raters a row has (a further rater who settles a disagreement is left
+    out: agreement is measured where raters judged independently); none for a label with
+    one value throughout."""
     out = {}
     for label in [spec.failure.label, *spec.dimensions]:
         table = [[str(x[label]) for x in row.labels if label in x] for row in rows]
-        raters = max((len(t) for t in table), default=0)
-        table = [t for t in table if len(t) == raters]
+        raters = Counter(len(t) for t in table).most_common(1)[0][0] if table else 0
+        table = [t[:raters] for t in table if len(t) >= raters]
         if raters < 2 or not table:
             continue
         categories = sorted({v for t in table for v in t})

@@ -94,7 +94,7 @@ def print_calibration(report: Calibration, constant: list[str]) -> None:
         kappas = ", ".join(f"{shown(label)} {k:.2f}" for label, k in report.kappa.items())
         out.print(f"agreement between raters (Fleiss' kappa): {kappas}")
     table = Table(
-        title="Judges against the raters (failure = positive class; [bootstrap 95% interval])"
+        title="Judges against the raters (failure = positive class; \\[bootstrap 95% interval])"
     )
     for column in ("judge", "precision", "recall", "F1", "TP", "FP", "FN", "TN", "unknown"):
         table.add_column(column)
