@@ -136,7 +136,7 @@ def test_safety_calibration_measures_both_judges_on_the_shipped_labels(tmp_path)
     result = cli("calibrate", "safety", "--json", out)
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())
-    assert report["rows"] >= 100 and report["raters"] == 2 and "verdict" in report["kappa"]
+    assert report["rows"] >= 100 and report["raters"] >= 2 and "verdict" in report["kappa"]
     names = [judge["name"] for judge in report["judges"]]
     assert names[:2] == ["search: safety-score", "post-search: safety-verdict"]
     assert any("detector" in name for name in names) and any("refusal" in name for name in names)
