@@ -219,10 +219,11 @@ def count_line(summary: dict[str, Any]) -> str:
 
 
 class RunBoard:
-    """One progress bar per run (tests done, failures, errors), live on a terminal."""
+    """One progress bar per run (tests done, failures, errors): live on a terminal, else
+    progress lines at an interval."""
 
     def __init__(self, tests: int | None) -> None:
-        self.progress = progress_bar(quiet=not console.is_terminal)
+        self.progress = progress_bar(quiet=False)  # lines at an interval off a terminal
         self.tests, self.tasks = tests, {}
 
     def update(self, algorithm: str, seed: int, seen: dict[str, Any]) -> None:
