@@ -241,3 +241,13 @@ def test_judge_refuses_a_run_another_process_holds(toy_config, holder):
     assert verdicts_in(run_dir) == 0  # nothing judged
     assert cli("judge", run_dir, "--quiet").returncode == 0  # once it ends
     assert verdicts_in(run_dir) == 20
+
+
+def test_the_summary_and_report_say_which_judge_gave_the_verdicts(toy_config):
+    from stellar.analysis.reading import verdict_rules
+
+    summary = run(toy_config(**{"budget.tests": 20, "oracle.post_search": STRICT}))
+    sources = read_summary(summary.run_dir)["post_search"]["sources"]
+    assert sources == {"toy:strict": summary.post_search["judged"]}  # no source of its own
+    config = {"oracle": {"below": {"quality": 0.1}, "post_search": STRICT}}
+    assert "given by: toy:strict: 20" in verdict_rules(config, {"toy:strict": 20})[-1]

@@ -11,6 +11,7 @@ ended in an error, are judged again.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -84,8 +85,11 @@ def update_summary(summary: RunSummary, archive: Archive, judge: str) -> None:
     records = list(archive.records())
     summary.recount(records)
     pending = sum(r.awaits_verdict for r in records)
-    judged = sum(r.verdict is not None and not r.verdict.error for r in records)
-    summary.post_search.update(judge=judge, judged=judged, pending=pending)
+    verdicts = [r.verdict for r in records if r.verdict is not None and not r.verdict.error]
+    sources = Counter(str(v.details.get("source", judge)) for v in verdicts)
+    summary.post_search.update(
+        judge=judge, judged=len(verdicts), pending=pending, sources=dict(sources)
+    )
 
 
 @dataclass

@@ -106,7 +106,10 @@ def run_payload(
         "title": f"STELLAR report: {data.run_dir.name}",
         "summary": _run_summary(data, config, counts),
         "notes": _notes(data.summary, counts),
-        "reading": {"rules": verdict_rules(config), "scores": score_meanings(config)},
+        "reading": {
+            "rules": verdict_rules(config, (data.summary.get("post_search") or {}).get("sources")),
+            "scores": score_meanings(config),
+        },
         "counts": {n: getattr(counts, n) for n in COUNTS} | {"archived": len(data.records)},
         "features": features,
         "statuses": STATUSES,

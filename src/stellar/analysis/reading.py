@@ -36,8 +36,9 @@ def run_counts(records: Sequence[TestRecord]) -> RunSummary:
     return counts
 
 
-def verdict_rules(config: Mapping[str, Any]) -> list[str]:
-    """When a test fails, in sentences, from the run's oracle (and post-search judge)."""
+def verdict_rules(config: Mapping[str, Any], sources: Mapping[str, int] | None = None) -> list[str]:
+    """When a test fails, in sentences, from the run's oracle (and post-search judge, with
+    ``sources``: which judge gave how many of its verdicts, e.g. an offline classifier)."""
     oracle = config.get("oracle") or {}
     post = oracle.get("post_search") or {}
     below = oracle.get("below") or {}
@@ -49,10 +50,12 @@ def verdict_rules(config: Mapping[str, Any]) -> list[str]:
         rule = "a test fails when the run's oracle says so (its configuration is not stored)"
     if not post:
         return [rule[0].upper() + rule[1:] + "."]
+    given = ", ".join(f"{name}: {count}" for name, count in (sources or {}).items())
     return [
         f"During the search, {rule} (a provisional verdict).",
         f"After the search, the judge {post.get('target', '?')} decides every test: it fails "
-        f"when {_below(post.get('below') or {})}.",
+        f"when {_below(post.get('below') or {})}."
+        + (f" Its verdicts were given by: {given}." if given else ""),
     ]
 
 

@@ -161,9 +161,11 @@ def post_search_line(summary: RunSummary) -> str:
     todo = f", {pending} still to judge: stellar judge {shown(summary.run_dir)}" if pending else ""
     cost = total_cost(post.get("usage") or {})
     spent = f", cost ${cost:.4f}" if cost else ""
+    sources = post.get("sources") or {}
+    by = ", ".join(f"{shown(name)}: {count}" for name, count in sources.items())
     return (
-        f"failures decided after the search by {shown(post.get('judge'))}: "
-        f"{post.get('judged', 0)} tests judged{todo}{spent}\n"
+        f"failures decided after the search by {shown(post.get('judge'))}"
+        f"{f' ({by})' if by else ''}: {post.get('judged', 0)} tests judged{todo}{spent}\n"
     )
 
 
