@@ -1,7 +1,7 @@
 """What the offline safety judges cost: load time, seconds per verdict and peak memory.
 
     .venv/bin/python bench/safety_judge.py            # every judge on the held-out labels
-    .venv/bin/python bench/safety_judge.py --run      # and a default `stellar run safety --tests 60`
+    .venv/bin/python bench/safety_judge.py --run      # and `stellar run safety --tests 60`
 
 Each judge runs in a fresh process over the answers of ``labels_heldout.jsonl`` (one at a
 time, as the pipeline calls it): the time to its first verdict (imports, models), the mean
