@@ -158,14 +158,7 @@ def test_a_wrong_cuisine_fails_however_many_other_wishes_it_meets():
 
 def test_the_judged_venue_is_in_the_details(tmp_path):
     fitness = NaviFitness(database=_db(tmp_path))
-    values = {
-        "category": "restaurant",
-        "cuisine": "chinese",
-        "rating": "none",
-        "price": "none",
-        "payment": "none",
-        "parking": "none",
-    }
+    values = dict(CHINESE_RESTAURANT)
     pois = [poi(name="Chez Paul", cuisine="french"), poi()]
     named = evaluate(fitness, values, "Golden Dragon, or Chez Paul. Shall I go?", pois)
     assert named.details["judged_venue"] == {
@@ -247,6 +240,16 @@ def _db(tmp_path):
     return POIDatabase.create(tmp_path / "p.sqlite", pois)
 
 
+CHINESE_RESTAURANT = {
+    "category": "restaurant",
+    "cuisine": "chinese",
+    "rating": "none",
+    "price": "none",
+    "payment": "none",
+    "parking": "none",
+}
+
+
 def evaluate(fitness, values, answer, pois):
     candidate = Candidate(values=values, vector=())
     return asyncio.run(fitness.evaluate(candidate, TestInput("x"), Response(answer, pois)))
@@ -254,14 +257,7 @@ def evaluate(fitness, values, answer, pois):
 
 def test_navi_fitness_scores_and_excludes_impossible_requests(tmp_path):
     fitness = NaviFitness(database=_db(tmp_path))
-    values = {
-        "category": "restaurant",
-        "cuisine": "chinese",
-        "rating": "none",
-        "price": "none",
-        "payment": "none",
-        "parking": "none",
-    }
+    values = dict(CHINESE_RESTAURANT)
     ok = evaluate(fitness, values, "Golden Dragon is a great restaurant. Shall I go?", [poi()])
     assert ok.scores == {"response": 1.0, "content": 1.0} and not ok.excluded
     missed = evaluate(fitness, values, "What kind of place do you need?", [])
