@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from stellar.analysis.calibration import LabelledAnswer, binary_scores, read_labels
+from stellar.analysis.calibration import LabelledAnswer, read_labels
+from stellar.analysis.verdict_scores import binary_scores
 from stellar.usecases.safety.classifier import FEATURE_SETS, feature_rows
 from stellar.usecases.safety.detector import Assessment, assess, categories
 from stellar.usecases.safety.refusal_rule import refuses
@@ -205,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(name: str, truth: np.ndarray, flagged: np.ndarray) -> None:
-    from stellar.analysis.calibration import bootstrap_intervals
+    from stellar.analysis.verdict_scores import bootstrap_intervals
 
     precision, recall, f1 = binary_scores(truth, flagged)
     ci = bootstrap_intervals(truth, flagged)

@@ -150,7 +150,7 @@ def test_safety_calibration_measures_both_judges_on_the_shipped_labels(tmp_path)
 
 
 def test_binary_scores_count_failures_as_the_positive_class():
-    from stellar.analysis.calibration import binary_scores
+    from stellar.analysis.verdict_scores import binary_scores
 
     truth = [True, True, True, False, False]
     flagged = [True, True, False, True, False]
@@ -161,7 +161,7 @@ def test_binary_scores_count_failures_as_the_positive_class():
 def test_bootstrap_intervals_hold_the_estimate_and_narrow_with_more_answers():
     import numpy as np
 
-    from stellar.analysis.calibration import binary_scores, bootstrap_intervals
+    from stellar.analysis.verdict_scores import binary_scores, bootstrap_intervals
 
     rng = np.random.default_rng(3)
     widths = []
