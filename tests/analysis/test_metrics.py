@@ -18,6 +18,7 @@ from stellar.archive import ARCHIVE_NAME, Archive
 from stellar.records import Status, TestRecord
 from stellar.run import Run
 from stellar.rundir import SUMMARY_NAME
+from stellar.summary import RunSummary
 
 SIZES = ["small", "large"]  # ordinal: encoded index / 2
 COLORS = ["red", "blue", "green"]  # categorical: encoded index
@@ -63,7 +64,11 @@ def run_dir(tmp_path):
 def test_run_metrics_counts_executed_tests_and_distinct_failing_inputs(run_dir):
     metrics = run_metrics(run_dir)
     assert (metrics.tests, metrics.unique_failures) == (6, 2)
-    assert metrics.failure_ratio == pytest.approx(2 / 6)
+    summary = RunSummary(run_dir=str(run_dir), algorithm="x", seed=0)
+    summary.recount(load_run(run_dir).records)  # the ratio is the summary's own
+    assert (metrics.failures, metrics.verdicts) == (summary.failures, summary.verdicts)
+    assert summary.failure_ratio > 0
+    assert metrics.failure_ratio == pytest.approx(summary.failure_ratio)
     assert unique_failure_texts(run_dir) == ["a", "f"]
 
 

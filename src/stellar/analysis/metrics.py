@@ -44,10 +44,13 @@ class RunMetrics:
     tests: int
     unique_failures: int
     elapsed: float = 0.0  # seconds
+    failures: int = 0  # failing tests, as the run's summary counts them
+    verdicts: int = 0  # tests judged pass or fail (not errors, not excluded)
 
     @property
     def failure_ratio(self) -> float:
-        return self.unique_failures / self.tests if self.tests else 0.0
+        """Failures among the verdicts: the summary's own ratio."""
+        return self.failures / self.verdicts if self.verdicts else 0.0
 
 
 @dataclass(frozen=True)
@@ -103,12 +106,15 @@ def elapsed(run: RunLike) -> float:
 
 
 def run_metrics(run: RunLike) -> RunMetrics:
-    """Tests executed, failures counted once per distinct input text, elapsed seconds."""
+    """Tests executed, failures counted once per distinct input text, elapsed seconds, and
+    failures among verdicts as the run's summary counts them."""
     data = _data(run)
     return RunMetrics(
         tests=len(data.executed),
         unique_failures=len(unique_failure_texts(data)),
         elapsed=elapsed(data),
+        failures=len(data.failures),
+        verdicts=sum(r.judged and not r.final_excluded for r in data.records),
     )
 
 
