@@ -35,6 +35,8 @@ def test_every_view_counts_a_run_the_same_way(tmp_path):
     last = [line for line in result.stderr.splitlines() if line.startswith("testing: ")][-1]
     assert last.startswith(f"testing: {tests} of 60 (100%), failures {failures} ")
     assert f"({summary['failure_ratio']:.1%} of verdicts)" in last
+    judging = [line for line in result.stderr.splitlines() if line.startswith("judging: ")][-1]
+    assert f"failures {failures} ({summary['failure_ratio']:.1%} of verdicts)" in judging
     printed = f"tests {tests}  verdicts {verdicts}  failures {failures}  "
     assert printed + f"ratio {summary['failure_ratio']:.1%} of verdicts" in result.stdout
     assert f"excluded {summary['excluded']}" in result.stdout

@@ -206,7 +206,7 @@ class JudgingProgress:
     def __init__(self, progress: Progress | LineProgress) -> None:
         self.progress = progress
         self.task: TaskID | int | None = None
-        self.failures = self.done = 0
+        self.failures = self.verdicts = self.done = 0
 
     def update(self, record: TestRecord, total: int) -> None:
         if self.task is None:
@@ -214,8 +214,9 @@ class JudgingProgress:
                 "judging", total=total, failures=0, ratio=0.0, errors=0
             )
         self.failures += record.is_failure
+        self.verdicts += record.judged and not record.final_excluded
         self.done += 1
-        ratio = self.failures / self.done
+        ratio = self.failures / self.verdicts if self.verdicts else 0.0  # the summary's ratio
         self.progress.update(self.task, advance=1, failures=self.failures, ratio=ratio)
 
 
