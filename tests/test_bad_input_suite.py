@@ -182,6 +182,7 @@ SETTINGS = [
         ("fitness.objectives",),
     ),
     ("oracle-empty", "oracle: {below: null}\n", ("oracle", "give either")),
+    ("oracle-no-threshold", "oracle: {below: {}}\n", ("oracle", "at least one threshold")),
     (
         "oracle-both",
         "oracle: {below: {quality: 0.1}, target: 'toy:below'}\n",

@@ -153,6 +153,8 @@ class OracleConfig(Strict):
             )
         if self.below is None and self.target is None:
             raise ValueError("give either 'below: {score: threshold}' or 'target: module:function'")
+        if self.below is not None and not self.below:
+            raise ValueError("'below' needs at least one threshold: {score: threshold}")
         return self
 
 
