@@ -182,7 +182,6 @@ SETTINGS = [
         ("fitness.objectives",),
     ),
     ("oracle-empty", "oracle: {below: null}\n", ("oracle", "give either")),
-    ("oracle-no-threshold", "oracle: {below: {}}\n", ("oracle", "at least one threshold")),
     (
         "oracle-both",
         "oracle: {below: {quality: 0.1}, target: 'toy:below'}\n",
@@ -412,6 +411,11 @@ ARGUMENTS = [
     ("replay-error-rate", ["replay", "@run", "--max-error-rate", "-0.5"], ("--max-error-rate",)),
     ("replay-sut-word", ["replay", "@run", "--sut", "x"], ("--sut",)),
     ("replay-set-unknown", ["replay", "@run", "--set", "colour=red"], ("colour",)),
+    (
+        "run-set-no-threshold",
+        ["run", "@config", "--set", "oracle.below={}", "--dry-run"],
+        ("oracle", "at least one threshold"),
+    ),
     # report
     ("report-missing", ["report", "@work/nowhere"], ("nowhere",)),
     ("report-empty-dir", ["report", "@empty_dir"], ("empty_dir",)),
