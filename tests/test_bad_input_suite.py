@@ -412,6 +412,18 @@ ARGUMENTS = [
     ("replay-sut-word", ["replay", "@run", "--sut", "x"], ("--sut",)),
     ("replay-set-unknown", ["replay", "@run", "--set", "colour=red"], ("colour",)),
     (
+        "run-http-body-without-input",
+        [
+            "run",
+            "@config",
+            "--sut",
+            "http://127.0.0.1:9/a",
+            "--set",
+            "sut.body={text: '{{inptu}}'}",
+        ],
+        ("sut.body", "{{input}}"),
+    ),
+    (
         "run-set-no-threshold",
         ["run", "@config", "--set", "oracle.below={}", "--dry-run"],
         ("oracle", "at least one threshold"),

@@ -35,6 +35,18 @@ def fill_template(template: Any, text: str) -> Any:
     return template
 
 
+def holds_placeholder(template: Any) -> bool:
+    """Whether ``{{input}}`` stands in a value of a JSON-like structure (where
+    :func:`fill_template` replaces it)."""
+    if isinstance(template, str):
+        return PLACEHOLDER in template
+    if isinstance(template, dict):
+        return any(holds_placeholder(v) for v in template.values())
+    if isinstance(template, list):
+        return any(holds_placeholder(v) for v in template)
+    return False
+
+
 def expand_env(value: str) -> str:
     """Substitute ``${NAME}`` with the environment variable; a missing one is an error."""
 
@@ -81,6 +93,16 @@ class HttpSUT:
             if problem := url_problem(url):
                 raise ValueError(problem)
             return url
+
+        @field_validator("body")
+        @classmethod
+        def carries_the_input(cls, body: Any) -> Any:
+            if body is not None and not holds_placeholder(body):
+                raise ValueError(
+                    f"no {PLACEHOLDER} in it: the system would never see a test's input "
+                    f'(e.g. {{text: "{PLACEHOLDER}"}})'
+                )
+            return body
 
     def __init__(
         self,
