@@ -251,3 +251,17 @@ def test_the_summary_and_report_say_which_judge_gave_the_verdicts(toy_config):
     assert sources == {"toy:strict": summary.post_search["judged"]}  # no source of its own
     config = {"oracle": {"below": {"quality": 0.1}, "post_search": STRICT}}
     assert "given by: toy:strict: 20" in verdict_rules(config, {"toy:strict": 20})[-1]
+
+
+def test_judge_writes_the_report_again_on_its_verdicts(toy_config):
+    import json
+    import re
+
+    summary = run(toy_config(**{"budget.tests": 30}))
+    with_post_search(summary.run_dir, "toy:strict")
+    done = cli("judge", summary.run_dir, "--quiet")
+    assert done.returncode == 0, done.stderr
+    page = (Path(summary.run_dir) / "report.html").read_text("utf-8")
+    [data] = re.findall(r'<script type="application/json" id="data">(.*?)</script>', page, re.S)
+    counts = json.loads(data)["counts"]
+    assert counts["failures"] == read_summary(summary.run_dir)["failures"] > summary.failures
