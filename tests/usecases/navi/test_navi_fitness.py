@@ -265,3 +265,16 @@ def test_navi_fitness_scores_and_excludes_impossible_requests(tmp_path):
     impossible = {**values, "cuisine": "greek"}
     honest = evaluate(fitness, impossible, "There is no Greek restaurant near you.", [])
     assert honest.excluded and honest.scores["content"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Try Joe\u2019s Diner, or Sakura.",
+        "Try Joe's  Diner, or Sakura.",
+        "Try Joe's\nDiner, or Sakura.",
+    ],
+)
+def test_a_name_is_found_whatever_its_apostrophe_and_spacing(answer):
+    pois = [{"name": "Sakura"}, {"name": "Joe's Diner"}]
+    assert first_named(answer, pois) == 1

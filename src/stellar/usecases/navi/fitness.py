@@ -145,9 +145,22 @@ def _name(poi: Mapping[str, Any]) -> str | None:
     return name.strip()
 
 
+APOSTROPHES = "'\u2019\u2018\u02bc`"  # a model writes Joe's as Joe\u2019s as often as not
+
+
 @functools.lru_cache(maxsize=1024)
 def _phrase(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
+    """``name`` as a whole phrase: any case, any run of white space between its words, any
+    apostrophe for an apostrophe."""
+    parts = []
+    for token in re.split(rf"(\s+|[{APOSTROPHES}])", name):
+        if token.isspace():
+            parts.append(r"\s+")
+        elif token and token in APOSTROPHES:
+            parts.append(f"[{APOSTROPHES}]")
+        elif token:
+            parts.append(re.escape(token))
+    return re.compile(rf"(?<!\w){''.join(parts)}(?!\w)", re.IGNORECASE)
 
 
 def wrong_kind(request: VenueRequest, poi: Mapping[str, Any]) -> list[str]:
