@@ -84,3 +84,15 @@ def test_a_run_whose_output_is_not_a_terminal_prints_progress_lines(tmp_path):
     assert f"failures {summary['failures']} ({summary['failure_ratio']:.1%} of verdicts)" in last
     assert "preparing" in result.stderr
     assert "s in all = " in result.stderr  # where the time went besides the testing time
+
+
+def test_the_time_line_of_a_resumed_run_adds_up_to_this_sessions_time(tmp_path):
+    import re
+
+    assert cli("run", TOY / "run.yaml", "--tests", "20", "--out", tmp_path).returncode == 0
+    [run_dir] = list(tmp_path.iterdir())
+    resumed = cli("run", "--resume", run_dir, "--tests", "40")
+    assert resumed.returncode == 0, resumed.stderr
+    [line] = [x for x in resumed.stderr.splitlines() if x.startswith("time: ")]
+    total, *parts = (float(x) for x in re.findall(r"(-?\d+\.\d+) s", line))
+    assert all(part >= 0 for part in parts) and abs(sum(parts) - total) < 0.15

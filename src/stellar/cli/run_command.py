@@ -171,8 +171,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"[bold]stellar[/] {config.name}: algorithm {config.algorithm.name}, "
         f"seed {config.seed}, {doing} {shown(run.run_dir)}"
     )
-    summary = event_loop.run(execute(run, progress, args.quiet, update))
-    finished = time.monotonic() - started
+    marks: dict[str, float] = {}
+    summary = event_loop.run(execute(run, progress, args.quiet, update, marks))
+    finished = time.monotonic()
     del run  # its components are not needed for what follows, which reads the archive
     from stellar.analysis.failure_modes import run_failure_modes  # sklearn: when needed
     from stellar.analysis.html_report import write_report  # pandas, matplotlib: when needed
@@ -180,7 +181,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     modes = run_failure_modes(summary.run_dir) if summary.failures else []  # grouped once
     print_summary(summary, args.show, modes)
     console.print(f"report: {shown(write_report(summary.run_dir, modes=modes))}")
-    console.print(time_line(summary.elapsed, finished, time.monotonic() - started))
+    prepared = marks.get("prepared", finished)
+    console.print(time_line(prepared - started, finished - prepared, time.monotonic() - finished))
     if args.junit:
         console.print(f"JUnit XML: {shown(junit_for_run(summary.run_dir, args.junit))}")
     if summary.stop_reason in RESUMABLE:
@@ -194,12 +196,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return gate_exit(args, summary.failures, summary.verdicts, strict=args.fail_on_failures)
 
 
-def time_line(searched: float, finished: float, total: float) -> str:
-    """Where the command's time went: the summary's time is the search's (with the judge
-    after it); loading before it and the report after it come on top."""
+def time_line(loading: float, testing: float, after: float) -> str:
+    """Where this command's time went: loading, the search with the judge after it (the
+    summary's time, which counts earlier sessions of a resumed run too), then the report."""
     return (
-        f"time: {total:.1f} s in all = {finished - searched:.1f} s loading (configuration, "
-        f"models, data) + {searched:.1f} s testing and judging + {total - finished:.1f} s "
+        f"time: {loading + testing + after:.1f} s in all = {loading:.1f} s loading "
+        f"(configuration, models, data) + {testing:.1f} s testing and judging + {after:.1f} s "
         "grouping failures and writing the report"
     )
 
@@ -209,9 +211,11 @@ async def execute(
     progress: Progress | LineProgress,
     quiet: bool,
     update: Callable[[TestRecord | None, RunSummary], None],
+    marks: dict[str, float],
 ) -> RunSummary:
     """Prepare, then run with Ctrl-C and SIGTERM handling: the first stops after the tests in
-    flight, the second aborts. The bar ends on the summary's counts (``update``)."""
+    flight, the second aborts. The bar ends on the summary's counts (``update``); ``marks``
+    gets the time the preparation ended ("prepared")."""
     loop = asyncio.get_running_loop()
     main_task = asyncio.current_task()
 
@@ -232,6 +236,7 @@ async def execute(
     try:
         with status(quiet, "preparing (loading models, opening data)"):
             await run.prepare()  # before the budgets start
+        marks["prepared"] = time.monotonic()
         with progress:
             summary = await run.execute()
             update(None, summary)  # after the post-search judge's recount
