@@ -423,6 +423,9 @@ ARGUMENTS = [
         ],
         ("sut.body", "{{input}}"),
     ),
+    ("run-junit-unwritable", ["run", "@config", "--junit", "/proc/x.xml"], ("--junit",)),
+    ("replay-junit-unwritable", ["replay", "@run", "--junit", "/proc/x.xml"], ("--junit",)),
+    ("run-sut-ftp", ["run", "@config", "--sut", "ftp://127.0.0.1/q"], ("--sut", "http")),
     (
         "run-set-no-threshold",
         ["run", "@config", "--set", "oracle.below={}", "--dry-run"],

@@ -193,6 +193,8 @@ def sut_setting(text: str) -> dict[str, Any] | str:
         return {"type": "chat", "model": text}
     if text.startswith(("http://", "https://")):
         return {"type": "http", "url": text}
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text):  # ftp://, htp://: a URL, not a module
+        raise ValueError(f"{text!r}: only http:// and https:// URLs can be tested")
     if ":" in text or "." in text:
         return {"type": "python", "target": text}
     raise ValueError(

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+from pathlib import Path
+
+from stellar.errors import StellarError
 
 
 def add_ci_flags(parser: argparse.ArgumentParser, default: str) -> None:
@@ -61,3 +65,15 @@ def count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text}: must be 0 or more")
     return value
+
+
+def check_writable(path: Path, flag: str) -> None:
+    """Refuse, before a run, a file it could not write at its end (one line, exit 2)."""
+    if path.is_dir():
+        raise StellarError(f"{flag} {path}: a folder, not a file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path.parent):
+            pass
+    except OSError as exc:
+        raise StellarError(f"{flag} {path}: cannot write there ({exc.strerror or exc})") from None

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
-from stellar.cli.ci_options import add_ci_flags, gate_exit
+from stellar.cli.ci_options import add_ci_flags, check_writable, gate_exit
 from stellar.cli.options import (
     add_command,
     add_option_flags,
@@ -102,6 +102,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     if not algorithms or args.seeds < 1 or args.parallel < 1:
         raise StellarError("compare needs at least one algorithm, one seed and --parallel >= 1")
+    if args.junit:
+        check_writable(Path(args.junit), "--junit")
     try:  # the report's embedder is needed only at the end: check it before any run
         embedder_factory(args.embedder)
     except StellarError as exc:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from stellar import event_loop
-from stellar.cli.ci_options import add_ci_flags, gate_exit, share
+from stellar.cli.ci_options import add_ci_flags, check_writable, gate_exit, share
 from stellar.cli.options import OFFLINE, add_option_flags, settings, sut_choice
 from stellar.cli.output import (
     clip,
@@ -130,6 +130,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise StellarError(f"--repeat {args.repeat}: must be from 1 to {MAX_REPEAT:,}")
     if args.cached and args.repeat > 1:
         raise StellarError("--cached with --repeat: cached answers cannot differ between repeats")
+    if args.junit:
+        check_writable(Path(args.junit), "--junit")
     source = read_source(args.source, args.only)
     overrides = {
         "sut": sut_choice(args.sut),

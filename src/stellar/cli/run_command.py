@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stellar import event_loop
-from stellar.cli.ci_options import add_ci_flags, gate_exit
+from stellar.cli.ci_options import add_ci_flags, check_writable, gate_exit
 from stellar.cli.options import (
     add_command,
     add_option_flags,
@@ -148,8 +148,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         config = resume_config(args.resume, overrides)
     else:
         config = load_config(args.config, overrides, settings(args))
-    if args.junit and Path(args.junit).is_dir():
-        raise StellarError(f"--junit {args.junit}: a folder, not a file")
+    if args.junit:
+        check_writable(Path(args.junit), "--junit")
     if args.dry_run:
         print_estimate(estimate_run(config), config.name)
         return 0
