@@ -427,6 +427,16 @@ ARGUMENTS = [
     ("replay-junit-unwritable", ["replay", "@run", "--junit", "/proc/x.xml"], ("--junit",)),
     ("run-sut-ftp", ["run", "@config", "--sut", "ftp://127.0.0.1/q"], ("--sut", "http")),
     (
+        "run-flag-and-set-same",
+        ["run", "@config", "--tests", "3", "--set", "budget.tests=5", "--dry-run"],
+        ("budget.tests", "give one"),
+    ),
+    (
+        "run-set-replaces-flag",
+        ["run", "@config", "--tests", "3", "--set", "budget={}", "--dry-run"],
+        ("budget", "give one"),
+    ),
+    (
         "run-set-no-threshold",
         ["run", "@config", "--set", "oracle.below={}", "--dry-run"],
         ("oracle", "at least one threshold"),

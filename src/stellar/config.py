@@ -95,6 +95,7 @@ def load_config(
             data[dotted] = {**current, **value}  # another model, same prompts and settings
         else:
             _set_dotted(data, dotted, value, source)
+    _no_double_setting(overrides or {}, settings or {}, source)
     for dotted, value in (settings or {}).items():
         _set_dotted(data, dotted, value, source)
     _algorithm_sections(data.get("algorithm"))
@@ -183,6 +184,19 @@ def model_names(config: RunConfig) -> list[tuple[str, str]]:
     if config.judge.model:
         names.append(("judge.model", config.judge.model))
     return names
+
+
+def _no_double_setting(overrides: dict[str, Any], settings: dict[str, Any], source: object) -> None:
+    """Refuse a ``--set`` that sets, or replaces the section of, what an option also sets
+    (``--tests 3 --set budget.tests=5``): one of the two would be ignored."""
+    for given, value in overrides.items():
+        if value is None:
+            continue
+        for dotted in settings:
+            if given == dotted or given.startswith(dotted + "."):
+                raise ConfigError(
+                    source, dotted, f"--set and a command-line option both set {given}: give one"
+                )
 
 
 def sut_setting(text: str) -> dict[str, Any] | str:
