@@ -19,7 +19,7 @@ class Clock:
         return self.now
 
 
-def progress(clock=None, interval: float = 10.0) -> tuple[LineProgress, io.StringIO]:
+def progress(clock=None, interval: float | None = 10.0) -> tuple[LineProgress, io.StringIO]:
     out = io.StringIO()
     console = Console(file=out, width=200, force_terminal=False)
     return LineProgress(console, interval=interval, clock=clock or Clock()), out
@@ -66,10 +66,15 @@ def test_lines_come_while_the_work_runs_not_only_at_the_end():
 
 def test_the_interval_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv(INTERVAL_ENV, "2.5")
-    assert line_interval() == 2.5
-    for bad in ("soon", "0", "-3", ""):
+    assert line_interval() == (2.5, None)
+    monkeypatch.setenv(INTERVAL_ENV, "")
+    assert line_interval() == (DEFAULT_INTERVAL, None)
+    for bad in ("soon", "0", "-3", "nan", "inf"):
         monkeypatch.setenv(INTERVAL_ENV, bad)
-        assert line_interval() == DEFAULT_INTERVAL
+        seconds, problem = line_interval()
+        assert seconds == DEFAULT_INTERVAL and f"{INTERVAL_ENV}={bad}" in problem
+    _, out = progress(interval=None)  # said once, where the lines go
+    assert out.getvalue().startswith(f"stellar: warning: {INTERVAL_ENV}=inf")
 
 
 def test_a_run_whose_output_is_not_a_terminal_prints_progress_lines(tmp_path):

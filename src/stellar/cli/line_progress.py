@@ -8,6 +8,7 @@ tasks and fields, and a timer thread prints one line per task every ``interval``
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -21,14 +22,22 @@ INTERVAL_ENV = "STELLAR_PROGRESS_INTERVAL"
 DEFAULT_INTERVAL = 15.0
 
 
-def line_interval() -> float:
-    """Seconds between progress lines: ``STELLAR_PROGRESS_INTERVAL``, else the default."""
-    value = os.environ.get(INTERVAL_ENV, "")
+def line_interval() -> tuple[float, str | None]:
+    """Seconds between progress lines: ``STELLAR_PROGRESS_INTERVAL``, else the default; and
+    what is wrong with a value that is not a positive number of seconds."""
+    value = os.environ.get(INTERVAL_ENV, "").strip()
+    if not value:
+        return DEFAULT_INTERVAL, None
     try:
         seconds = float(value)
     except ValueError:
-        return DEFAULT_INTERVAL
-    return seconds if seconds > 0 else DEFAULT_INTERVAL
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        problem = (
+            f"{INTERVAL_ENV}={value}: not a positive number of seconds; using {DEFAULT_INTERVAL:g}"
+        )
+        return DEFAULT_INTERVAL, problem
+    return seconds, None
 
 
 @dataclass
@@ -51,7 +60,11 @@ class LineProgress:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.console, self.clock = console, clock
-        self.interval = interval if interval is not None else line_interval()
+        if interval is None:
+            interval, problem = line_interval()
+            if problem:
+                console.print(f"stellar: warning: {problem}", markup=False, highlight=False)
+        self.interval = interval
         self.tasks: list[_Task] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
