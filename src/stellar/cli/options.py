@@ -178,5 +178,6 @@ def add_option_flags(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="set any configuration value, e.g. --set judge.votes=3 (repeatable; YAML values)",
+        help="set any configuration value, e.g. --set judge.votes=3 (repeatable; YAML values; "
+        "not what an option here sets too)",
     )
