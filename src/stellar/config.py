@@ -29,12 +29,13 @@ from stellar.config_schema import (
     OracleConfig,
     RunConfig,
 )
+from stellar.config_sut import check_sut_data
 from stellar.config_values import OFFLINE, parse_duration
 from stellar.errors import ConfigError, StellarError
 from stellar.llm.models import is_model_name, parse_model
 from stellar.plugin_check import check_plugins
 from stellar.registry import plugins, short_name
-from stellar.usecase import DEFAULT_RUN, UseCase, is_use_case, load_use_case, read_yaml
+from stellar.usecase import DEFAULT_RUN, is_use_case, load_use_case, read_yaml
 from stellar.yaml_loading import MAX_BYTES
 
 LLM_PATHS = ("template", "system", "examples")
@@ -199,24 +200,6 @@ def _no_double_setting(overrides: dict[str, Any], settings: dict[str, Any], sour
                 )
 
 
-def sut_setting(text: str) -> dict[str, Any] | str:
-    """``--sut``: a model name, an http(s) URL, ``module:function`` or ``offline``."""
-    if text == OFFLINE:
-        return OFFLINE
-    if is_model_name(text):
-        return {"type": "chat", "model": text}
-    if text.startswith(("http://", "https://")):
-        return {"type": "http", "url": text}
-    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text):  # ftp://, htp://: a URL, not a module
-        raise ValueError(f"{text!r}: only http:// and https:// URLs can be tested")
-    if ":" in text or "." in text:
-        return {"type": "python", "target": text}
-    raise ValueError(
-        f"{text!r} is not a system under test: give a model (openai:gpt-4o-mini), "
-        "an http(s) URL, module:function, or offline"
-    )
-
-
 def _response_defaults(data: dict[str, Any], response: dict[str, Any]) -> None:
     """What the use case's fitness reads: its schema, and where an HTTP answer keeps it."""
     if response.get("schema"):
@@ -226,33 +209,6 @@ def _response_defaults(data: dict[str, Any], response: dict[str, Any]) -> None:
         for key in ("answer", "data"):
             if response.get(key):
                 sut.setdefault(key, response[key])
-
-
-def check_sut_data(config: RunConfig, use_case: UseCase, source: object) -> None:
-    """Refuse a system under test that returns no data when the use case's own fitness needs
-    it (``response.needs_data``): every test would be scored without it."""
-    own = use_case.settings.get("fitness")
-    own_target = own.get("target") if isinstance(own, dict) else None
-    if not use_case.needs_data or config.fitness.target != own_target:
-        return
-    needs = f"use case {use_case.name!r} scores the data every answer returns"
-    if config.sut.type == "chat":
-        raise ConfigError(
-            source,
-            "sut",
-            f"{needs}, and a chat model returns text only: test a system that returns it "
-            "(an http(s) URL with sut.data, or module:function returning {text, data}), "
-            "or a use case that scores the text alone",
-        )
-    if config.sut.type == "http" and not config.sut.options.get("data"):
-        default = use_case.response.get("data")
-        example = f" (the use case's default: {default})" if default else ""
-        raise ConfigError(
-            source,
-            "sut.data",
-            f"{needs}, and none is mapped: set sut.data to the JSONPath of that data in "
-            f"the reply{example}",
-        )
 
 
 def _algorithm_sections(section: Any) -> None:
@@ -411,5 +367,4 @@ __all__ = [
     "load_config",
     "model_names",
     "parse_duration",
-    "sut_setting",
 ]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import TOY, cli
 
-from stellar.config import load_config, sut_setting
+from stellar.config import load_config
+from stellar.config_sut import sut_setting
 from stellar.errors import ConfigError
 from stellar.llm.stub_server import StubLLMServer
 

@@ -83,7 +83,7 @@ def model_choice(value: str | None, what: str) -> dict | str | None:
 
 
 def sut_choice(value: str | None) -> dict | str | None:
-    from stellar.config import sut_setting  # the configuration's models: when one is read
+    from stellar.config_sut import sut_setting  # the configuration's models: when read
 
     if value is None:
         return None
