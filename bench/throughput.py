@@ -12,8 +12,8 @@ mean 0.69 s, p99 3.2 s; seeded). Setups:
           scores the answer: 3 model calls per test, all at the stub; over the safety case
           study's feature space (`--space safety`, 336,000 combinations) or a small one of
           72 (`--space small`), which a long run saturates
-  navi    the built-in use case with a chat model as the system under test, as
-          `stellar run --sut openai-compatible:stub@URL --tests 640 --concurrency 64
+  navi    the built-in use case, its assistant's answers written by a chat model, as
+          `stellar run --set sut.llm=openai-compatible:stub@URL --tests 640 --concurrency 64
           --set algorithm.population=20`: 1 model call per test
 
 Per concurrency level: tests; wall time of the search (models and embedders are loaded
@@ -117,9 +117,10 @@ def calls3_config(folder: Path, url: str, level: Level):
 
 
 def navi_config(folder: Path, url: str, level: Level):
-    """What `stellar run --sut openai-compatible:stub@URL --no-cache ...` runs."""
+    """What `stellar run --set sut.llm=openai-compatible:stub@URL --no-cache ...` runs: the
+    built-in assistant, its answers written by the model (a chat model alone returns no venue
+    data, which navi's content score needs: refused since issue 28)."""
     overrides = {
-        "sut": {"type": "chat", "model": f"openai-compatible:stub@{url}"},
         "concurrency": level.concurrency,
         "budget.tests": level.tests,
         "seed": level.seed,
@@ -127,6 +128,7 @@ def navi_config(folder: Path, url: str, level: Level):
         "out": str(folder / "runs"),
     }
     settings = {
+        "sut.llm": f"openai-compatible:stub@{url}",
         "generations_in_flight": level.depth,
         "algorithm.population": level.population,
         "llm.endpoints": {"openai-compatible": endpoint(level.concurrency)},
