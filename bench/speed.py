@@ -17,7 +17,9 @@ Measured, each in a fresh process:
   framework.);
 - the built-in use case against the stub model server answering in 0.5 s, 64 in flight,
   population 20, 640 tests (``bench/throughput.py --setups navi --levels 64``): the search's
-  wall time.
+  wall time. Since issue 28 the stub writes the built-in assistant's answers (a chat model
+  alone gives navi no venue data and is refused); the baseline's figure was a chat model
+  alone, which did less work a test.
 
 The baseline (``--baseline``, default ``bench/speed_baseline.json``) holds the same figures
 for an older commit, measured on the same kind of machine with ``--record``; ``--source DIR``
