@@ -276,6 +276,11 @@ SETTINGS = [
         ("generator", "templates[1]", "{nope}"),
     ),
     (
+        "template-attribute",
+        "generator: {type: template, templates: ['a {color.x}']}\n",
+        ("templates[0]", "{color.x}", "write {color}"),
+    ),
+    (
         "template-positional",
         "generator: {type: template, templates: ['a {} b']}\n",
         ("templates[0]",),

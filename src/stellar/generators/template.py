@@ -62,4 +62,10 @@ def _fields(template: str, where: str) -> list[str]:
     except ValueError as exc:
         raise ValueError(f"{where} {template!r}: {exc}") from None
     fields = [field for _, field, _, _ in parsed if field is not None]
-    return [re.split(r"[.\[]", field, maxsplit=1)[0] for field in fields]
+    for field in fields:
+        if re.search(r"[.\[]", field):  # a feature's value is text: it has no parts
+            raise ValueError(
+                f"{where} {template!r}: {{{field}}} reads a part of a feature's value, "
+                "which is text: write {" + re.split(r"[.\[]", field, maxsplit=1)[0] + "}"
+            )
+    return fields
