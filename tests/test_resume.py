@@ -235,3 +235,15 @@ def test_resume_never_lowers_the_budget_below_what_is_done(toy_config):
     summary = run(toy_config(**{"budget.tests": 40}))
     with pytest.raises(StellarError, match="--tests 30: the run has done 40 tests already"):
         resume_config(summary.run_dir, {"budget.tests": 30})
+
+
+def test_resuming_a_run_that_never_finished_a_test_says_it_starts_from_the_first(tmp_path):
+    from conftest import TOY, cli
+
+    assert cli("run", TOY / "run.yaml", "--tests", "10", "--out", tmp_path).returncode == 0
+    [run_dir] = list(tmp_path.iterdir())
+    for name in ("archive.sqlite", "archive.sqlite-wal", "archive.sqlite-shm", "summary.json"):
+        (run_dir / name).unlink(missing_ok=True)  # killed before its first test ended
+    resumed = cli("run", "--resume", run_dir)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "no test had finished: from the first" in resumed.stderr

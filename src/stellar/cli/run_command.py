@@ -33,6 +33,7 @@ from stellar.cli.output import (
     status,
 )
 from stellar.errors import StellarError
+from stellar.rundir import ARCHIVE_NAME
 from stellar.termination import StopReason
 
 if TYPE_CHECKING:
@@ -167,6 +168,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             resume=args.resume is not None,
         )
     doing = "resuming" if args.resume is not None else "run directory"
+    if args.resume is not None and not (Path(args.resume) / ARCHIVE_NAME).exists():
+        doing = "resuming (no test had finished: from the first)"
     console.print(
         f"[bold]stellar[/] {config.name}: algorithm {config.algorithm.name}, "
         f"seed {config.seed}, {doing} {shown(run.run_dir)}"
