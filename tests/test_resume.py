@@ -247,3 +247,11 @@ def test_resuming_a_run_that_never_finished_a_test_says_it_starts_from_the_first
     resumed = cli("run", "--resume", run_dir)
     assert resumed.returncode == 0, resumed.stderr
     assert "no test had finished: from the first" in resumed.stderr
+
+
+def test_a_released_lock_names_no_holder(tmp_path):
+    from stellar.locks import LOCK_NAME, DirectoryLock
+
+    with DirectoryLock(tmp_path, "run"):
+        assert '"pid"' in (tmp_path / LOCK_NAME).read_text()
+    assert (tmp_path / LOCK_NAME).read_text() == ""  # a dead pid would mislead a reader

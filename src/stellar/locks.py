@@ -49,6 +49,7 @@ class DirectoryLock:
 
     def release(self) -> None:
         if self._fd is not None:
+            os.ftruncate(self._fd, 0)  # nobody holds it now: the file names no one
             os.close(self._fd)  # closing drops the flock
             self._fd = None
 
