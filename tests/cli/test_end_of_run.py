@@ -48,3 +48,12 @@ def test_show_limits_the_modes_listed_and_the_title_says_how_many():
     table = modes_table(modes, 2, {})
     assert len(rendered(table)) == 2
     assert str(table.title).startswith("Failure modes (largest first, 2 of 4;")
+
+
+def test_tables_off_a_terminal_are_as_wide_as_a_log_allows(monkeypatch):
+    from stellar.cli.output import LOG_WIDTH, stdout
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert stdout().width == LOG_WIDTH  # not rich's 80, which cut compare's headers
+    monkeypatch.setenv("COLUMNS", "100")
+    assert stdout().width == 100

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -27,9 +28,16 @@ if TYPE_CHECKING:
 console = Console(stderr=True, highlight=False, soft_wrap=True)  # messages and progress
 
 
+LOG_WIDTH = 160  # a table written to a file or CI log, which has no width of its own
+
+
 def stdout() -> Console:
-    """Results go to standard output."""
-    return Console(highlight=False, soft_wrap=True)
+    """Results go to standard output (as wide as the terminal; off one, ``COLUMNS`` or
+    :data:`LOG_WIDTH`, so that tables in a CI log are not cut to 80 columns)."""
+    out = Console(highlight=False, soft_wrap=True)
+    if not out.is_terminal and not os.environ.get("COLUMNS"):
+        out.width = LOG_WIDTH
+    return out
 
 
 def shown(text: object) -> str:
