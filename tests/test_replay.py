@@ -282,3 +282,11 @@ def test_the_suite_of_a_run_without_failures_replays_as_nothing_to_do(tmp_path):
     replayed = cli("replay", suite)
     assert replayed.returncode == 0, replayed.stderr
     assert "nothing to replay (no failures)" in replayed.stderr
+
+
+def test_a_replay_writes_its_report_as_a_run_does(source, tmp_path, cli):
+    run_dir = source[0]
+    cli("replay", run_dir, "--out", tmp_path, "--quiet")
+    [replayed] = [d for d in tmp_path.iterdir() if d.is_dir()]
+    page = (replayed / "report.html").read_text("utf-8")
+    assert replayed.name in page and "<script" in page

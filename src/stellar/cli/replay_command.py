@@ -167,6 +167,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         console.print("[yellow]Interrupted[/]: the tests sent so far are in the new run directory")
         return 130
     print_replay(result, args.show)
+    from stellar.analysis.html_report import write_report  # pandas, matplotlib: when needed
+
+    console.print(f"report: {shown(write_report(result.run_dir))}")  # as a run's
     if args.junit:
         write_result_junit(result, Path(args.junit), config.name)
     return exit_code(args, result)
