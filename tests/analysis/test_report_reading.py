@@ -99,7 +99,7 @@ def test_an_excluded_test_says_why():
     assert _reason(record(scores={"x": 0.9}, failed=False)) == ""
 
 
-def test_a_duplicate_names_the_earlier_input_it_matched(tmp_path):
+def test_a_duplicate_names_the_earlier_input_it_matched(tmp_path, monkeypatch):
     settings = {"duplicates.embedder": "hashing", "duplicates.threshold": 0.5}
     config = load_config(TOY / "run.yaml", {"out": str(tmp_path), "budget.tests": 40}, settings)
     run = Path(asyncio.run(Run(config).execute()).run_dir)
@@ -107,6 +107,8 @@ def test_a_duplicate_names_the_earlier_input_it_matched(tmp_path):
     found = earlier_inputs(records, "hashing")
     duplicates = [i for i, r in enumerate(records) if r.status == Status.DUPLICATE]
     assert duplicates and sorted(found) == duplicates
+    monkeypatch.setattr("stellar.analysis.earlier_inputs.CHUNK", 1)  # in blocks: the same
+    assert earlier_inputs(records, "hashing") == found
     for duplicate, earlier in found.items():
         first, second = records[earlier], records[duplicate]
         assert first.executed and (first.generation, first.index) < (

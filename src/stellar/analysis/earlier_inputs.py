@@ -18,6 +18,7 @@ from stellar.records import Status, TestRecord
 from stellar.text.embeddings import get_embedder
 
 TOLERANCE = 0.005  # the stored similarity against the recomputed one
+CHUNK = 512  # duplicates compared at once (a 10,000-test run holds tens of thousands)
 
 
 def earlier_inputs(records: Sequence[TestRecord], embedder: str | None) -> dict[int, int]:
@@ -32,15 +33,18 @@ def earlier_inputs(records: Sequence[TestRecord], embedder: str | None) -> dict[
         vectors = _unit(model.embed([records[i].input_text or "" for i in duplicates + sent]))
     except (StellarError, ValueError, OSError):  # no such embedder, or its model is missing
         return {}
-    similarity = vectors[: len(duplicates)] @ vectors[len(duplicates) :].T
     order = _screening_order(records)
-    similarity[order[duplicates][:, np.newaxis] <= order[sent][np.newaxis, :]] = -np.inf
-    best = np.argmax(similarity, axis=1)
+    sent_vectors, sent_order = vectors[len(duplicates) :], order[sent]
     found = {}
-    for row, position in enumerate(duplicates):
-        stored = float(records[position].similarity or 0.0)
-        if abs(similarity[row, best[row]] - stored) <= TOLERANCE:
-            found[position] = sent[int(best[row])]
+    for start in range(0, len(duplicates), CHUNK):  # a block of rows: bounded memory
+        rows = duplicates[start : start + CHUNK]
+        similarity = vectors[start : start + len(rows)] @ sent_vectors.T
+        similarity[order[rows][:, np.newaxis] <= sent_order[np.newaxis, :]] = -np.inf
+        best = np.argmax(similarity, axis=1)
+        for row, position in enumerate(rows):
+            stored = float(records[position].similarity or 0.0)
+            if abs(similarity[row, best[row]] - stored) <= TOLERANCE:
+                found[position] = sent[int(best[row])]
     return found
 
 
