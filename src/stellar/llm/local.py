@@ -354,6 +354,12 @@ def _line(exc: Exception) -> str:
 def _with_cache(model: Any, out: Any) -> dict[str, Any]:
     """The keyword that hands the last step's key-value cache on: ``cache`` in transformers
     5.2x (``past_key_values`` there is deprecated and warns), ``past_key_values`` before."""
-    if "cache" in inspect.signature(model.forward).parameters:
+    if _takes_cache(type(model)):
         return {"cache": getattr(out, "cache", None) or out.past_key_values}
     return {"past_key_values": out.past_key_values}
+
+
+@functools.cache
+def _takes_cache(model_class: type) -> bool:
+    """Whether the model's forward takes ``cache`` (read once per class, not per token)."""
+    return "cache" in inspect.signature(model_class.forward).parameters
