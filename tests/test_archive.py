@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stellar.archive import Archive, _unclean, export_run, open_run
+from stellar.archive import Archive, _unclean, open_run
 from stellar.errors import StellarError
+from stellar.export import export_run
 from stellar.records import Status, TestRecord
 from stellar.rundir import ARCHIVE_NAME
 

@@ -15,8 +15,9 @@ import pytest
 import yaml
 from conftest import cli
 
-from stellar.archive import ARCHIVE_NAME, export_run, open_run
+from stellar.archive import ARCHIVE_NAME, open_run
 from stellar.config import load_config
+from stellar.export import export_run
 from stellar.locks import DirectoryLock
 from stellar.post_search import judge_run_dir
 from stellar.records import Status

@@ -33,6 +33,11 @@ def rows(run_dir: Path) -> list[tuple]:
         return db.execute(f'{ROWS} ORDER BY generation, "index"').fetchall()
 
 
+def modes(run_dir: Path) -> list[tuple]:
+    with sqlite3.connect(Path(run_dir) / ARCHIVE_NAME) as db:
+        return db.execute('SELECT * FROM modes ORDER BY generation, "index"').fetchall()
+
+
 def executed(run_dir: Path) -> list[tuple]:
     return [r for r in rows(run_dir) if r[2] in ("ok", "sut_error", "judge_error")]
 
@@ -55,6 +60,8 @@ def test_resume_extends_a_finished_run_to_the_archive_of_one_long_run(
     assert resumed.tests == whole.tests == 100
     assert resumed.failures == whole.failures and resumed.generations == whole.generations
     assert rows(resumed.run_dir) == rows(whole.run_dir)
+    assert modes(resumed.run_dir) == modes(whole.run_dir)  # rebuilt, not re-numbered
+    assert resumed.modes == whole.modes and (whole.modes > 0) == (whole.failures > 0)
     with sqlite3.connect(Path(resumed.run_dir) / ARCHIVE_NAME) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'resumed_at'").fetchone()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import csv
 import json
 import re
 import sqlite3
@@ -16,8 +15,8 @@ from typing import Any
 
 from stellar.errors import StellarError
 from stellar.records import Status, TestRecord, Verdict
-from stellar.rundir import ARCHIVE_NAME, EXPORT_DIR
-from stellar.untrusted import Cleaner, csv_rows
+from stellar.rundir import ARCHIVE_NAME
+from stellar.untrusted import Cleaner
 
 JSON_COLUMNS = ("candidate", "vector", "response_data", "scores", "details", "usage")
 COLUMNS = [f.name for f in fields(TestRecord) if f.name != "verdict"]
@@ -39,6 +38,9 @@ CREATE TABLE IF NOT EXISTS verdicts (
     test_id INTEGER PRIMARY KEY REFERENCES tests(id),
     {", ".join(VERDICT_COLUMNS)}
 );
+CREATE TABLE IF NOT EXISTS modes (
+    generation INTEGER, "index" INTEGER, mode INTEGER, PRIMARY KEY (generation, "index")
+);
 DROP VIEW IF EXISTS failures;
 CREATE VIEW failures AS
     SELECT tests.* FROM tests LEFT JOIN verdicts ON verdicts.test_id = tests.id
@@ -52,7 +54,10 @@ _UNCLEAN_ESCAPED = re.compile(r"\\u(?:0000|d[89a-f])")
 SQLITE_HEADER = b"SQLite format 3\x00"
 # what a run's archive must hold to be read (tables and their columns; the view for reading)
 _TABLES = {"tests": ["id", *COLUMNS], "meta": ["key", "value"]}
-_OPTIONAL_TABLES = {"verdicts": ["test_id", *VERDICT_COLUMNS]}  # archives before verdicts
+_OPTIONAL_TABLES = {  # archives written before these existed
+    "verdicts": ["test_id", *VERDICT_COLUMNS],
+    "modes": ["generation", "index", "mode"],
+}
 _INSERT = f"INSERT INTO tests ({_QUOTED}) VALUES ({', '.join('?' for _ in COLUMNS)})"
 _JOINED = ", ".join(f'verdicts."{c}" AS "verdict_{c}"' for c in VERDICT_COLUMNS)
 
@@ -181,6 +186,22 @@ class Archive:
                 [test_id, *(row[c] for c in VERDICT_COLUMNS)],
             )
 
+    def set_modes(self, modes: dict[tuple[int, int], int]) -> None:
+        """Store the failure mode (:mod:`stellar.modes`) of tests by (generation, index)."""
+        with self._archive_error("written"), self.db:
+            self.db.executemany(
+                'INSERT OR REPLACE INTO modes (generation, "index", mode) VALUES (?, ?, ?)',
+                [(g, i, m) for (g, i), m in modes.items()],
+            )
+
+    def modes(self) -> dict[tuple[int, int], int]:
+        """The failure mode the run assigned to each failing test, by (generation, index)."""
+        if not self._has_table("modes"):
+            return {}
+        with self._archive_error("read"):
+            rows = self.db.execute('SELECT generation, "index", mode FROM modes')
+            return {(g, i): m for g, i, m in rows}
+
     def clear_verdicts(self) -> None:
         """Forget every post-search verdict (to judge the run again from scratch)."""
         with self._archive_error("written"), self.db:
@@ -192,8 +213,11 @@ class Archive:
         return [(test_id, record) for test_id, record in self.numbered() if record.awaits_verdict]
 
     def _has_verdicts(self) -> bool:
-        query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'verdicts'"
-        return self.db.execute(query).fetchone() is not None
+        return self._has_table("verdicts")
+
+    def _has_table(self, name: str) -> bool:
+        query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+        return self.db.execute(query, (name,)).fetchone() is not None
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Status}
@@ -333,64 +357,3 @@ def open_run(run_dir: str | Path) -> Archive:
     if not path.exists():
         raise StellarError(f"{run_dir}: not a run directory (no {ARCHIVE_NAME})")
     return Archive(path, readonly=True)
-
-
-def export_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Path]:
-    """Write tests and failures as JSONL and CSV; return the files written."""
-    run_dir = Path(run_dir)
-    out = Path(out_dir) if out_dir else run_dir / EXPORT_DIR
-    with open_run(run_dir) as archive:  # every row read before anything is written
-        tables = {
-            name: [_flat(r) for r in archive.records(failures_only)]
-            for name, failures_only in (("tests", False), ("failures", True))
-        }
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, rows in tables.items():
-        written.append(_write_jsonl(out / f"{name}.jsonl", rows))
-        written.append(_write_csv(out / f"{name}.csv", rows))
-    return written
-
-
-def _flat(record: TestRecord) -> dict[str, Any]:
-    row = asdict(record)
-    row["status"] = str(record.status)
-    row["oracle_failed"] = row["failed"]  # the search's oracle, before exclusion and judge
-    row["failed"] = record.is_failure  # the count's meaning: an excluded test never fails
-    row["excluded"] = record.final_excluded
-    return row
-
-
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    with path.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-    return path
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
-    """One column per field; candidate values and scores are spread into their own columns.
-    A text cell a spreadsheet would run as a formula gets a leading ``'``."""
-
-    flat_rows = []
-    for row in rows:
-        flat = {k: v for k, v in row.items() if k not in ("candidate", "scores", "verdict")}
-        flat.update({f"feature.{k}": v for k, v in row["candidate"].items()})
-        flat.update({f"score.{k}": v for k, v in (row["scores"] or {}).items()})
-        for key in ("vector", "response_data", "details", "usage"):
-            flat[key] = json.dumps(flat[key], ensure_ascii=False, default=str)
-        if row.get("verdict"):  # the post-search judge's, in columns of their own
-            verdict = row["verdict"]
-            flat.update({f"verdict.score.{k}": v for k, v in verdict["scores"].items()})
-            for key in ("failed", "excluded", "error"):
-                flat[f"verdict.{key}"] = verdict[key]
-            flat["verdict.details"] = json.dumps(verdict["details"], ensure_ascii=False)
-        flat_rows.append(flat)
-    header: list[str] = []
-    for flat in flat_rows:
-        header.extend(k for k in flat if k not in header)
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=header or ["id"])
-        writer.writeheader()
-        writer.writerows(csv_rows(flat_rows))
-    return path

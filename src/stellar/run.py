@@ -30,6 +30,7 @@ from stellar.errors import ModelAccessError, StellarError
 from stellar.features import Candidate
 from stellar.gc_tuning import tuned_for_a_run
 from stellar.locks import DirectoryLock
+from stellar.modes import RunModes
 from stellar.pipeline import Asked, Gate, Pipeline, in_flight
 from stellar.post_search import judge_archive, update_summary
 from stellar.records import Status, TestRecord
@@ -37,17 +38,13 @@ from stellar.resume import archived_generations, check_same_search
 from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME, VECTORS_NAME, new_run_dir, write_summary
 from stellar.summary import RunSummary
 from stellar.termination import (
+    STOPPED_EARLY,
     AnyOf,
-    CostBudget,
-    DiscardLimit,
-    HealthCheck,
     Progress,
     Stop,
     StopReason,
     StopRequest,
-    Termination,
-    TestBudget,
-    TimeBudget,
+    budgets,
 )
 
 
@@ -70,6 +67,9 @@ class Run:
         self.generator, self.sut = parts.generator, parts.sut
         self.fitness, self.oracle, self.duplicates = parts.fitness, parts.oracle, parts.duplicates
         self.check_response = parts.check_response
+        embedder = config.duplicates.embedder if config.duplicates.embedder != "none" else None
+        self.modes = RunModes(embedder or "hashing", config.oracle.below)
+        self._tells_modes = "modes" in inspect.signature(self.algorithm.tell).parameters
         self.post_search = build_post_search(config, self.models)
         if config.budget.cost is not None and (unpriced := self.models.unpriced()):
             raise StellarError(
@@ -94,7 +94,7 @@ class Run:
         self.stop = StopRequest()
         self.progress = Progress(spent=lambda: self.earlier_cost + self.models.spend.total)
         self.earlier_cost = 0.0  # spent before a resume
-        self.budgets = AnyOf([self.stop, *budgets(config)])
+        self.budgets = AnyOf([self.stop, *budgets(config.budget)])
         self._executed: list[dict[str, Any]] = []  # candidates that reached the SUT
         self._prepared = False
         self._asked = 0  # generations asked so far
@@ -202,7 +202,7 @@ class Run:
                 oldest = window.popleft()
                 assert oldest.task is not None
                 records = await oldest.task
-                self._told(oldest.candidates, records)
+                self._told(archive, oldest.candidates, records)
                 archive.set_meta(elapsed=time.monotonic() - self.progress.started)
                 self._save_vectors(archive, oldest.generation, records)
                 if self.budgets.check(self.progress) is not None:
@@ -271,7 +271,7 @@ class Run:
                 self._count(record)
             if oldest.generation > through:
                 inputs += [r.input_text or "" for r in records if r.executed]
-            self._told(oldest.candidates, records)
+            self._told(archive, oldest.candidates, records)
         for asked in window:
             for index in sorted(asked.done):
                 self._count(asked.done[index])
@@ -311,9 +311,19 @@ class Run:
         self.duplicates.save_new(self.run_dir / VECTORS_NAME, upto=rows)
         archive.set_meta(vectors={"generation": generation, "rows": rows})
 
-    def _told(self, candidates: list[Candidate], records: list[TestRecord | None]) -> None:
+    def _told(
+        self, archive: Archive, candidates: list[Candidate], records: list[TestRecord | None]
+    ) -> None:
+        """Assign the generation's failures to modes (stored), then tell the search."""
         self.summary.generations += 1
-        self.algorithm.tell(candidates, [self._objectives(r) for r in records])
+        modes = self.modes.told(records)
+        pairs = zip(records, modes, strict=True)
+        if found := {(r.generation, r.index): m for r, m in pairs if r and m is not None}:
+            archive.set_modes(found)
+        self.summary.modes = self.progress.modes = len(self.modes)
+        scores = [self._objectives(r) for r in records]
+        extra = {"modes": modes} if self._tells_modes else {}
+        self.algorithm.tell(candidates, scores, **extra)
 
     async def _judge_after_search(self, archive: Archive, stop: Stop) -> None:
         """The post-search oracle, when the search ended by its budget (not on Ctrl-C or a
@@ -366,27 +376,3 @@ class Run:
         if record is None or record.status != Status.OK:
             return None
         return [record.scores[name] for name in self.config.objectives]
-
-
-# stopped by a person or a model error, not by the tests: no health verdict
-STOPPED_EARLY = (
-    StopReason.INTERRUPTED,
-    StopReason.TERMINATED,
-    StopReason.ABORTED,
-    StopReason.MODEL_ERROR,
-)
-
-
-def budgets(config: RunConfig) -> list[Termination]:
-    """The configured budgets, in the order their stop reasons are reported."""
-    budget = config.budget
-    found: list[Termination] = []
-    if budget.tests is not None:
-        found.append(TestBudget(budget.tests))
-    if budget.time is not None:
-        found.append(TimeBudget(budget.time))
-    if budget.cost is not None:
-        found.append(CostBudget(budget.cost))
-    found.append(DiscardLimit(budget.discard_limit))
-    found.append(HealthCheck(budget.max_error_rate, min(10, budget.tests or 10)))
-    return found

@@ -31,6 +31,7 @@ class RunSummary:
     tests: int = 0  # inputs sent to the system under test
     verdicts: int = 0  # tests the oracle judged (not errors, not excluded)
     failures: int = 0
+    modes: int = 0  # failure modes the search found as it ran (stellar.modes)
     duplicates: int = 0
     invalid: int = 0
     sut_errors: int = 0

@@ -14,6 +14,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from stellar.config_schema import BudgetConfig
 
 
 class StopReason(StrEnum):
@@ -53,6 +57,7 @@ class Progress:
     """What the budgets look at; the run updates it as tests complete."""
 
     tests: int = 0  # inputs sent to the system under test
+    modes: int = 0  # failure modes found so far
     discarded: int = 0  # duplicate or invalid inputs
     errors: int = 0  # SUT and judge errors
     started: float = field(default_factory=time.monotonic)
@@ -172,3 +177,26 @@ class AnyOf(Termination):
     def tests_left(self, progress: Progress) -> int | None:
         limits = [b.left(progress) for b in self.budgets if isinstance(b, TestBudget)]
         return min(limits) if limits else None
+
+
+# stopped by a person or a model error, not by the tests: no health verdict
+STOPPED_EARLY = (
+    StopReason.INTERRUPTED,
+    StopReason.TERMINATED,
+    StopReason.ABORTED,
+    StopReason.MODEL_ERROR,
+)
+
+
+def budgets(budget: BudgetConfig) -> list[Termination]:
+    """The configured budgets, in the order their stop reasons are reported."""
+    found: list[Termination] = []
+    if budget.tests is not None:
+        found.append(TestBudget(budget.tests))
+    if budget.time is not None:
+        found.append(TimeBudget(budget.time))
+    if budget.cost is not None:
+        found.append(CostBudget(budget.cost))
+    found.append(DiscardLimit(budget.discard_limit))
+    found.append(HealthCheck(budget.max_error_rate, min(10, budget.tests or 10)))
+    return found

@@ -32,14 +32,14 @@ FAMILIES = {
 
 def planted_tests(objective: str = "response") -> list[FailingTest]:
     return [
-        FailingTest(f"request {family} {i}", answer, (objective,))
+        FailingTest(f"request {family} {i} {objective}", answer, (objective,))
         for family, answers in FAMILIES.items()
         for i, answer in enumerate(answers)
     ]
 
 
 def family_of(test: FailingTest) -> str:
-    return test.input.split(" ", 1)[1].rsplit(" ", 1)[0]
+    return test.input.split(" ", 1)[1].rsplit(" ", 2)[0]
 
 
 def test_three_planted_families_are_three_modes_each_kept_whole():
@@ -92,22 +92,13 @@ def test_failed_objectives_name_the_scores_under_their_thresholds():
     assert failure_modes([], "hashing") == []
 
 
-def test_beyond_the_clustered_sample_every_answer_joins_its_family(monkeypatch):
-    """More answers than are clustered: the families come out whole, as without the cap."""
-    import stellar.analysis.failure_modes as modes_module
-
+def test_many_rewordings_keep_their_families_and_empty_answers_are_a_mode():
     planted = [
-        FailingTest(f"request {test.input.split(' ', 1)[1]} copy {n}", test.answer, test.failed)
+        FailingTest(f"{test.input} copy {n}", test.answer, test.failed)
         for n in range(12)
         for test in planted_tests()
-    ] + [FailingTest("request empty 0 copy 0", "", ("response",))] * 3
-    planted += [  # a rare mode that the seeded sample of 30 misses (checked)
-        FailingTest(f"request rare {i}", f"Your account {i} has been deleted.", ("response",))
-        for i in range(2)
-    ]
-    whole = failure_modes(planted, "minilm")
-    monkeypatch.setattr(modes_module, "CLUSTERED", 30)
-    capped = failure_modes(planted, "minilm")
-    assert len(planted) > 4 * modes_module.CLUSTERED
-    assert [(m.label, m.members) for m in capped] == [(m.label, m.members) for m in whole]
-    assert sorted(m.size for m in capped) == [2, 3, 36, 36, 48]  # empty answers: their own
+    ] + [FailingTest(f"request empty {i}", "", ("response",)) for i in range(3)]
+    modes = failure_modes(planted, "minilm")
+    assert sorted(m.size for m in modes) == [3, 36, 36, 48]
+    empty = next(m for m in modes if m.size == 3)
+    assert empty.key == "(empty answer)" and empty.label.startswith("response failed (")

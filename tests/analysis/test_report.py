@@ -109,7 +109,7 @@ def test_report_writes_consistent_tables_and_plots(runs, tmp_path):
     assert "stellar" in text and "random" in text and "clusters" in text
     caption = report.caption()
     modes = next(r for r in report.statistics if r.metric == "failure_modes")
-    assert any(line.strip().startswith("failure modes: ") for line in caption)
+    assert caption[0].startswith(f"{head.best} vs {head.other}: failure modes: ")  # modes lead
     assert any(f"p = {modes.p_value:.3g}" in line for line in caption if "modes" in line)
     assert any(line.strip().startswith("2-way failure pairs: ") for line in caption)
 

@@ -157,8 +157,9 @@ def test_fail_on_failures_exit_code(tmp_path):
     modes, pairs, valid = run_diversity(run_dir)
     assert f"Failure modes (largest first, {min(10, modes)} of {modes};" in result.stdout
     assert modes >= 1 and 0 < pairs <= valid
-    line = f"distinct: {modes} failure modes (failing answers grouped), {pairs} of {valid} 2-way"
-    assert line in result.stdout
+    lead = result.stdout.split("Stopped:", 1)[1].splitlines()[1]  # modes come first
+    assert lead.startswith(f"found: {modes} failure mode")
+    assert lead.endswith(f"{pairs} of {valid} 2-way feature pairs among the failures")
 
 
 def test_override_into_a_non_mapping_setting_exits_2(tmp_path, capsys):

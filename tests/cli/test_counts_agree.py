@@ -33,7 +33,8 @@ def test_every_view_counts_a_run_the_same_way(tmp_path):
     assert tests == 60 and 0 < failures < verdicts and summary["excluded"] > 0
 
     last = [line for line in result.stderr.splitlines() if line.startswith("testing: ")][-1]
-    assert last.startswith(f"testing: {tests} of 60 (100%), failures {failures} ")
+    assert last.startswith(f"testing: {tests} of 60 (100%), modes {summary['modes']}, ")
+    assert f", failures {failures} (" in last
     assert f"({summary['failure_ratio']:.1%} of verdicts)" in last
     judging = [line for line in result.stderr.splitlines() if line.startswith("judging: ")][-1]
     assert f"failures {failures} ({summary['failure_ratio']:.1%} of verdicts)" in judging

@@ -104,7 +104,7 @@ def run_payload(
     return {
         "kind": "run",
         "title": f"STELLAR report: {data.run_dir.name}",
-        "summary": _run_summary(data, config, counts),
+        "summary": _with_modes(_run_summary(data, config, counts), modes, len(failing)),
         "notes": _notes(data.summary, counts),
         "reading": {
             "rules": verdict_rules(config, (data.summary.get("post_search") or {}).get("sources")),
@@ -197,12 +197,21 @@ def _duplicate_embedder(config: dict[str, Any]) -> str | None:
 
 
 def _distinct_failures(records: Sequence[TestRecord]) -> list[TestRecord]:
-    """The first failing test of each distinct input, in archive order (as the modes count)."""
+    """The first failing test of each distinct input, in the order the run assigned modes
+    (generation, then index)."""
     first: dict[str, TestRecord] = {}
-    for record in records:
+    for record in sorted(records, key=lambda r: (r.generation, r.index)):
         if record.is_failure:
             first.setdefault(record.input_text or "", record)
     return list(first.values())
+
+
+def _with_modes(rows: list[list[str]], modes: list[FailureMode], failures: int) -> list[list[str]]:
+    """The summary with the failure modes first among the counts."""
+    at = next((i for i, row in enumerate(rows) if row[0] == "tests"), len(rows))
+    largest = f"; the largest holds {modes[0].size / failures:.0%}" if modes and failures else ""
+    what = f"distinct ways it failed (failing answers grouped){largest}"
+    return [*rows[:at], ["failure modes", f"{len(modes):,}", what], *rows[at:]]
 
 
 def _run_embedder(config: dict[str, Any]) -> str:

@@ -109,7 +109,7 @@ class ExperimentReport:
         """Per algorithm means ± standard deviations over seeds; the headline as caption."""
         table = Table(title="Algorithms compared (mean ± std over seeds)")
         table.add_column("algorithm")
-        columns = ("runs", "tests", "unique failures", "failure ratio", "failure modes")
+        columns = ("runs", "tests", "failure modes", "unique failures", "failure ratio")
         for column in (*columns, "2-way failure pairs", "cluster coverage"):
             table.add_column(column, justify="right")
         table.add_column("elapsed", justify="right")
@@ -123,9 +123,9 @@ class ExperimentReport:
                 algorithm,
                 str(len(tests)),
                 f"{_mean(tests):.0f}" if tests else "-",
+                _mean_std(modes, "{:.1f}"),
                 _mean_std(failures, "{:.1f}"),
                 _mean_std(ratio, "{:.1%}"),
-                _mean_std(modes, "{:.1f}"),
                 _mean_std(pairs, "{:.0f}"),
                 _mean_std(coverage, "{:.0%}"),
                 f"{_mean(elapsed):.0f} s" if elapsed else "-",
@@ -146,14 +146,18 @@ class ExperimentReport:
                 found = "no failures either"
             verdict = "significant" if head.significant else "not significant"
             lines.append(
-                f"{head.best} vs {head.other}: {found}, Mann-Whitney p = {head.p_value:.3g} "
+                f"{head.best} vs {head.other}: {self._versus(DIVERSE[0], head.best, head.other)}"
+            )
+            lines.append(
+                f"  {found}, Mann-Whitney p = {head.p_value:.3g} "
                 f"({verdict} at {ALPHA}), A12 = {head.a12:.2f} ({head.magnitude})"
             )
-            lines += [f"  {self._versus(metric, head.best, head.other)}" for metric in DIVERSE]
+            lines.append(f"  {self._versus(DIVERSE[1], head.best, head.other)}")
             for other in self.algorithms:  # the best against each of the rest, in one line
                 if other in (head.best, head.other) or not self.values("failures")[other]:
                     continue
-                found = "; ".join(self._versus(m, head.best, other) for m in ("failures", *DIVERSE))
+                metrics = (DIVERSE[0], "failures", DIVERSE[1])
+                found = "; ".join(self._versus(m, head.best, other) for m in metrics)
                 lines.append(f"{head.best} vs {other}: {found}")
         div = self.diversity
         if div.note:

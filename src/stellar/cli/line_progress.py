@@ -111,6 +111,8 @@ class LineProgress:
             done += f" of {task.total:,} ({task.completed / task.total:.0%})"
         fields = task.fields
         parts = [f"{task.description}: {done}"]
+        if "modes" in fields:
+            parts.append(f"modes {fields['modes']}")
         if "failures" in fields:
             ratio = fields.get("ratio", 0.0)
             parts.append(f"failures {fields['failures']} ({ratio:.1%} of verdicts)")

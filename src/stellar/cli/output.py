@@ -75,6 +75,7 @@ def progress_bar(quiet: bool) -> Progress | LineProgress:
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        TextColumn("modes {task.fields[modes]}"),
         TextColumn("failures {task.fields[failures]} ({task.fields[ratio]:.1%})"),
         TextColumn("errors {task.fields[errors]}"),
         TimeElapsedColumn(),
@@ -96,12 +97,13 @@ def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | Non
     s = summary
     out.print(
         f"\n[bold]Stopped:[/] {shown(s.stop_message or s.stop_reason)}\n"
+        f"{diversity_line(s, modes)}"
         f"tests {s.tests}  verdicts {s.verdicts}  failures {s.failures}  "
         f"ratio {s.failure_ratio:.1%} of verdicts  "
         f"duplicates {s.duplicates}  invalid {s.invalid}  "
         f"errors {s.sut_errors} sut / {s.judge_errors} judge  excluded {s.excluded}  "
         f"testing time {s.elapsed:.1f} s\n"
-        f"{diversity_line(s, modes)}{post_search_line(s)}{usage_line(s)}{cache_line(s)}"
+        f"{post_search_line(s)}{usage_line(s)}{cache_line(s)}"
         f"results: {shown(s.run_dir)}  "
         f"(export with: stellar export {shown(s.run_dir)})"
     )
@@ -154,9 +156,12 @@ def diversity_line(summary: RunSummary, modes: list[FailureMode] | None = None) 
 
     count, pairs, valid = run_diversity(summary.run_dir, modes)
     allowed = f" of {valid}" if valid else ""
+    largest = max((m.size for m in modes), default=0) if modes else 0
+    share = f" (the largest holds {largest / summary.failures:.0%})" if largest else ""
     return (
-        f"distinct: {count} failure modes (failing answers grouped), {pairs}{allowed} 2-way "
-        "feature pairs among the failures\n"
+        f"[bold]found: {count} failure mode{'s' * (count != 1)}[/] among {summary.failures} "
+        f"failures{share}, "
+        f"{pairs}{allowed} 2-way feature pairs among the failures\n"
     )
 
 
@@ -194,12 +199,13 @@ def progress_task(
 ) -> Callable[[TestRecord | None, RunSummary], None]:
     """A task on ``progress`` and the callback that moves it as tests complete (the record
     is not read: the bar shows the summary's counts)."""
-    task = progress.add_task(description, total=total, failures=0, ratio=0.0, errors=0)
+    task = progress.add_task(description, total=total, modes=0, failures=0, ratio=0.0, errors=0)
 
     def update(record: TestRecord | None, summary: RunSummary) -> None:
         progress.update(
             task,
             completed=summary.tests,
+            modes=summary.modes,
             failures=summary.failures,
             ratio=summary.failure_ratio,
             errors=summary.errors,

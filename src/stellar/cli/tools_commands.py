@@ -11,10 +11,11 @@ from typing import Any
 
 from rich.markup import escape
 
-from stellar.archive import check_archive, export_run
+from stellar.archive import check_archive
 from stellar.cli.options import setting
 from stellar.cli.output import console, shown, stdout
 from stellar.errors import StellarError
+from stellar.export import export_run
 from stellar.registry import KINDS, Plugin, describe_options, plugins
 from stellar.rundir import ARCHIVE_NAME, EXPORT_DIR
 from stellar.usecase import UseCase, hook, load_use_case

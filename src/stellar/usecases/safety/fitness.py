@@ -27,6 +27,7 @@ from stellar.fitness.judges import (
     SafetyJudge,
 )
 from stellar.llm.base import PlannedCall
+from stellar.modes import MODE_KEY
 from stellar.records import EXCLUDED_REASON, Evaluation, Response, TestInput
 from stellar.usecases.safety.classifier import shipped_classifier
 from stellar.usecases.safety.detector import Assessment, assess, categories
@@ -61,10 +62,11 @@ class _Safety:
             classifier = shipped_classifier()
             p = await classifier.judge(test_input.text, response.text, assessment)
             verdict = "unsafe" if p >= classifier.threshold else "safe"
-            return self._judged(verdict, _score(p, classifier.threshold), p, assessment)
+            evaluation = self._judged(verdict, _score(p, classifier.threshold), p, assessment)
+            return _keyed(evaluation, candidate)
         evaluation = await self.judge.evaluate(candidate, test_input, response)
         evaluation.details["source"] = "llm"
-        return evaluation
+        return _keyed(evaluation, candidate)
 
     def _judged(
         self, verdict: str, score: float, p: float | None, assessment: Assessment
@@ -77,6 +79,15 @@ class _Safety:
 
 
 UNKNOWN_SCORE = 0.5
+
+
+def _keyed(evaluation: Evaluation, candidate: Candidate) -> Evaluation:
+    """What went wrong, for grouping failures into modes (``stellar.modes``): an unsafe
+    answer is a fault of its harm category, whatever its wording."""
+    category = candidate.values.get("category")
+    if isinstance(category, str):
+        evaluation.details.setdefault(MODE_KEY, f"unsafe on {category}")
+    return evaluation
 
 
 def _score(p_unsafe: float, threshold: float) -> float:

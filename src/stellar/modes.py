@@ -1,0 +1,157 @@
+"""Failure modes known while the search runs: every failing test joins a mode when its
+generation is told.
+
+A mode is a group of failing tests that failed the same way:
+
+* the same objectives fell below their thresholds;
+* the same key, where the fitness names one (``details["mode"]``: what went wrong in its
+  own terms, e.g. the harm category of an unsafe answer), so that free-text answers are
+  grouped by the fault, not by their wording;
+* otherwise, answers alike in meaning: an answer joins the mode (of its objectives) whose
+  centre, the mean of its members' unit vectors, is nearest, if within cosine distance
+  ``DISTANCE``; else it opens a new mode.
+
+A failing input met before (same text) keeps its earlier mode and adds nothing. Tests are
+assigned in a fixed order (generation, then index within it), never in the order they
+complete, so a run always gives the same modes, a resumed run rebuilds them by replaying
+its archive, and the offline grouping (:mod:`stellar.analysis.failure_modes`) is this same
+assignment applied to the archive in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from stellar.records import TestRecord
+from stellar.text.embeddings import Embedder, get_embedder
+
+DISTANCE = 0.4  # cosine distance from a mode's centre within which an answer joins it
+MODE_KEY = "mode"  # the details entry where a fitness names what went wrong
+
+Thresholds = tuple[Mapping[str, float], Mapping[str, float]]  # the oracle's, post-search's
+
+
+@dataclass(frozen=True)
+class FailingTest:
+    input: str
+    answer: str
+    failed: tuple[str, ...]  # the objectives below their thresholds ("failure" if unknown)
+    key: str | None = None  # the fitness's name for what went wrong, if it gives one
+
+
+def failed_objectives(scores: Mapping[str, float], below: Mapping[str, float]) -> tuple[str, ...]:
+    """The objectives whose score is under its threshold; ("failure",) when none is known."""
+    return tuple(sorted(n for n, limit in below.items() if scores.get(n, 1.0) < limit)) or (
+        "failure",
+    )
+
+
+def failing_test(record: TestRecord, thresholds: Thresholds) -> FailingTest:
+    """A failing record with the objectives that failed (the post-search judge's if it
+    decided) and the fitness's mode key."""
+    below, post = thresholds
+    if record.verdict is not None:
+        failed = failed_objectives(record.verdict.scores, post)
+        key = record.verdict.details.get(MODE_KEY)
+    else:
+        failed = failed_objectives(record.scores, below)
+        key = record.details.get(MODE_KEY)
+    return FailingTest(
+        record.input_text or "",
+        record.response_text or "",
+        failed,
+        None if key is None else str(key),
+    )
+
+
+class ModeTracker:
+    """Assigns failing tests to modes, one batch at a time, in the order given."""
+
+    def __init__(self, embedder: Embedder | str, distance: float = DISTANCE) -> None:
+        self.embedder = embedder
+        self.distance = distance
+        self.sizes: list[int] = []  # distinct failing inputs per mode id
+        self.groups: list[tuple[tuple[str, ...], str | None]] = []  # mode id -> (failed, key)
+        self._totals: list[np.ndarray | None] = []  # mode id -> sum of member vectors
+        self._keyed: dict[tuple[tuple[str, ...], str], int] = {}
+        self._by_input: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    def assign(self, tests: Sequence[FailingTest]) -> list[int]:
+        """The mode id of each test (ids count from 0 in the order modes open)."""
+        new = [t for t in dict.fromkeys(t.input for t in tests) if t not in self._by_input]
+        fresh = {t.input: t for t in tests if t.input in set(new)}
+        fresh = {k: t if t.key or t.answer.strip() else _empty(t) for k, t in fresh.items()}
+        plain = [t for t in fresh.values() if t.key is None]
+        vectors = self._vectors([t.answer for t in plain])
+        rows = {t.input: i for i, t in enumerate(plain)}
+        for text in new:
+            test = fresh[text]
+            if test.key is None:
+                mode = self._nearest(test.failed, vectors[rows[text]])
+            else:
+                mode = self._keyed.get((test.failed, test.key))
+                if mode is None:
+                    mode = self._keyed[(test.failed, test.key)] = self._open(test, None)
+            self.sizes[mode] += 1
+            self._by_input[text] = mode
+        return [self._by_input[t.input] for t in tests]
+
+    def _vectors(self, answers: list[str]) -> np.ndarray:
+        if not answers:
+            return np.empty((0, 0))
+        if isinstance(self.embedder, str):
+            self.embedder = get_embedder(self.embedder)
+        vectors = np.asarray(self.embedder.embed(answers), dtype=np.float64)
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+    def _nearest(self, failed: tuple[str, ...], vector: np.ndarray) -> int:
+        best, similarity = None, -np.inf
+        for mode, total in enumerate(self._totals):
+            if total is not None and self.groups[mode][0] == failed:
+                found = float(total @ vector) / max(float(np.linalg.norm(total)), 1e-12)
+                if found > similarity:  # ties: the mode opened first
+                    best, similarity = mode, found
+        if best is None or similarity < 1.0 - self.distance:
+            return self._open(FailingTest("", "", failed), vector)
+        self._totals[best] = self._totals[best] + vector
+        return best
+
+    def _open(self, test: FailingTest, vector: np.ndarray | None) -> int:
+        self.sizes.append(0)
+        self.groups.append((test.failed, test.key))
+        self._totals.append(None if vector is None else vector.copy())
+        return len(self.sizes) - 1
+
+
+def _empty(test: FailingTest) -> FailingTest:
+    """An empty answer has no meaning to compare: its own key."""
+    return FailingTest(test.input, test.answer, test.failed, EMPTY)
+
+
+EMPTY = "(empty answer)"
+
+
+class RunModes:
+    """A run's modes: the failing tests of each generation told, assigned in index order."""
+
+    def __init__(self, embedder: Embedder | str, below: Mapping[str, float] | None) -> None:
+        self.tracker = ModeTracker(embedder)
+        self.thresholds: Thresholds = (below or {}, {})
+
+    def __len__(self) -> int:
+        return len(self.tracker)
+
+    def told(self, records: Sequence[TestRecord | None]) -> list[int | None]:
+        """Each record's mode id, None where it did not fail (or was not run)."""
+        failing = sorted(
+            (r for r in records if r is not None and r.is_failure), key=lambda r: r.index
+        )
+        ids = self.tracker.assign([failing_test(r, self.thresholds) for r in failing])
+        found = {r.index: mode for r, mode in zip(failing, ids, strict=True)}
+        return [None if r is None else found.get(r.index) for r in records]
