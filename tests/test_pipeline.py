@@ -46,14 +46,17 @@ def fitness(candidate, test_input, response):
 
 
 class ExactDuplicates:
-    def __init__(self):
-        self.seen = set()
+    """Duplicates are repeated texts; rows count the texts stored."""
 
-    def check_batch(self, texts):
+    def __init__(self):
+        self.rows: dict[str, int] = {}
+
+    def screen(self, texts):
         out = []
         for t in texts:
-            out.append((t in self.seen, 1.0 if t in self.seen else 0.0))
-            self.seen.add(t)
+            seen = t in self.rows
+            row = self.rows.setdefault(t, len(self.rows))
+            out.append((seen, 1.0 if seen else 0.0, row))
         return out
 
 

@@ -38,6 +38,16 @@ def modes(run_dir: Path) -> list[tuple]:
         return db.execute('SELECT * FROM modes ORDER BY generation, "index"').fetchall()
 
 
+def matched(run_dir: Path) -> list[tuple]:
+    """Each duplicate and the earlier input it names."""
+    query = (
+        "SELECT generation, \"index\", json_extract(details, '$.duplicate_of') FROM tests "
+        "WHERE status = 'duplicate' ORDER BY generation, \"index\""
+    )
+    with sqlite3.connect(Path(run_dir) / ARCHIVE_NAME) as db:
+        return db.execute(query).fetchall()
+
+
 def executed(run_dir: Path) -> list[tuple]:
     return [r for r in rows(run_dir) if r[2] in ("ok", "sut_error", "judge_error")]
 
@@ -61,6 +71,7 @@ def test_resume_extends_a_finished_run_to_the_archive_of_one_long_run(
     assert resumed.failures == whole.failures and resumed.generations == whole.generations
     assert rows(resumed.run_dir) == rows(whole.run_dir)
     assert modes(resumed.run_dir) == modes(whole.run_dir)  # rebuilt, not re-numbered
+    assert matched(resumed.run_dir) == matched(whole.run_dir)
     assert resumed.modes == whole.modes and (whole.modes > 0) == (whole.failures > 0)
     with sqlite3.connect(Path(resumed.run_dir) / ARCHIVE_NAME) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'resumed_at'").fetchone()

@@ -27,14 +27,14 @@ from stellar.features import Candidate
 from stellar.fitness import Fitness, Oracle, to_evaluation
 from stellar.generators import Generator
 from stellar.llm.usage import book_for_test
-from stellar.records import Response, Status, TestInput, TestRecord
+from stellar.records import DUPLICATE_OF, Response, Status, TestInput, TestRecord
 from stellar.suts import SUT, to_response
 from stellar.termination import AnyOf, Progress
 from stellar.untrusted import Cleaner
 
 
 class DuplicateCheck(Protocol):
-    def check_batch(self, texts: Sequence[str]) -> list[tuple[bool, float]]: ...
+    def screen(self, texts: Sequence[str]) -> list[tuple[bool, float, int]]: ...
 
 
 @dataclass
@@ -115,6 +115,8 @@ class Pipeline:
     on_unused: Callable[[TestRecord], None] | None = None  # generated but never run
     check_response: Callable[[Response], str | None] | None = None  # a problem, or None
     on_screened: Callable[[int], None] | None = None  # a generation's inputs were screened
+    # (generation, index) of each input the duplicate filter stored, in its row order
+    screened: list[tuple[int, int]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._slots = asyncio.Semaphore(self.concurrency)
@@ -229,12 +231,16 @@ class Pipeline:
         if self.duplicates is not None:
             valid = [r for r in records if r.status == Status.OK]
             texts = [r.input_text or "" for r in valid]
-            verdicts = await asyncio.to_thread(self.duplicates.check_batch, texts)
-            for record, (is_duplicate, similarity) in zip(valid, verdicts, strict=True):
+            verdicts = await asyncio.to_thread(self.duplicates.screen, texts)
+            for record, (is_duplicate, similarity, row) in zip(valid, verdicts, strict=True):
                 record.similarity = float(similarity)
-                if is_duplicate:
-                    record.status = Status.DUPLICATE
-                    record.error = f"similarity {similarity:.3f} to an earlier input"
+                if not is_duplicate:
+                    self.screened.append((record.generation, record.index))
+                    continue
+                record.status = Status.DUPLICATE
+                record.error = f"similarity {similarity:.3f} to an earlier input"
+                if row < len(self.screened):  # (generation, index) of the input it matched
+                    record.details[DUPLICATE_OF] = list(self.screened[row])
         if self.on_screened is not None:
             self.on_screened(generation)
         for record in records:

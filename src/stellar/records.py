@@ -19,6 +19,9 @@ class Status(StrEnum):
 
 DISCARDED = (Status.INVALID, Status.DUPLICATE)
 EXCLUDED_REASON = "excluded_reason"  # the details key saying why a test was excluded
+DUPLICATE_OF = (
+    "duplicate_of"  # the details key: [generation, index] of the input a duplicate matched
+)
 
 
 @dataclass

@@ -187,7 +187,7 @@ class Run:
     async def _search(self, pipeline: Pipeline, archive: Archive) -> Stop:
         """Keep ``depth`` generations in flight; tell the oldest when it is complete."""
         self._stored_depth = archive.meta().get("depth")  # a resume keeps the run's order
-        window = self._replay(archive)
+        window = self._replay(archive, pipeline)
         gate = Gate(self.budgets, self.progress)
         for asked in window:
             asked.task = pipeline.start(asked.generation, asked.candidates, gate, asked.done)
@@ -246,7 +246,7 @@ class Run:
         self._asked += 1
         return Asked(self._asked - 1, candidates)
 
-    def _replay(self, archive: Archive) -> deque[Asked]:
+    def _replay(self, archive: Archive, pipeline: Pipeline) -> deque[Asked]:
         """Re-tell the search every archived generation, asking and telling in the order the
         run did, and count its tests; the generations still in flight at the kill are
         returned with their archived records for the loop to complete."""
@@ -269,13 +269,16 @@ class Run:
             records = [oldest.done[i] for i in range(len(oldest.candidates))]
             for record in records:
                 self._count(record)
+            pipeline.screened += [(r.generation, r.index) for r in records if r.executed]
             if oldest.generation > through:
                 inputs += [r.input_text or "" for r in records if r.executed]
             self._told(archive, oldest.candidates, records)
         for asked in window:
             for index in sorted(asked.done):
                 self._count(asked.done[index])
-            inputs += [r.input_text or "" for r in asked.done.values() if r.executed]
+            done = [asked.done[i] for i in sorted(asked.done) if asked.done[i].executed]
+            inputs += [r.input_text or "" for r in done]
+            pipeline.screened += [(r.generation, r.index) for r in done]
         if self.duplicates is not None:
             self.duplicates.add(inputs)
         self.earlier_cost = self.summary.cost

@@ -16,7 +16,7 @@ from stellar.analysis.html_report import _reason, write_report
 from stellar.analysis.metrics import load_run
 from stellar.analysis.reading import COUNTS, score_meanings, verdict_rules
 from stellar.config import load_config
-from stellar.records import EXCLUDED_REASON, Status, TestRecord, Verdict
+from stellar.records import DUPLICATE_OF, EXCLUDED_REASON, Status, TestRecord, Verdict
 from stellar.run import Run
 from stellar.usecase import load_use_case
 
@@ -107,6 +107,10 @@ def test_a_duplicate_names_the_earlier_input_it_matched(tmp_path, monkeypatch):
     found = earlier_inputs(records, "hashing")
     duplicates = [i for i, r in enumerate(records) if r.status == Status.DUPLICATE]
     assert duplicates and sorted(found) == duplicates
+    assert all(DUPLICATE_OF in records[i].details for i in duplicates)  # named by the run
+    for record in records:  # an archive from before: found again by embedding, the same
+        record.details.pop(DUPLICATE_OF, None)
+    assert earlier_inputs(records, "hashing") == found
     monkeypatch.setattr("stellar.analysis.earlier_inputs.CHUNK", 1)  # in blocks: the same
     assert earlier_inputs(records, "hashing") == found
     for duplicate, earlier in found.items():

@@ -192,3 +192,23 @@ def random_unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
 def perturb(rng: np.random.Generator, vectors: np.ndarray, scale: float) -> np.ndarray:
     noisy = vectors + scale * random_unit(rng, len(vectors), vectors.shape[1])
     return (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_screen_names_the_row_a_duplicate_matched_and_the_row_an_input_took() -> None:
+    chain = np.array([0.7, 0.7, math.sqrt(0.02), 0.0], dtype=np.float32)
+    far = np.array([0, 0, 0, 1], np.float32)
+    dup = make_filter(near=unit_at(0.9), chain=chain, far=far)
+    dup.check("anchor")  # row 0
+    screened = dup.screen(["far", "near", "chain", "far"])
+    assert [(d, row) for d, _, row in screened] == [
+        (False, 1),  # stored as row 1
+        (True, 0),  # matched the anchor
+        (False, 2),  # 0.7 to the anchor: stored as row 2
+        (True, 1),  # matched the first "far" of this batch
+    ]
+    assert [r[:2] for r in screened] == [
+        r[:2]
+        for r in make_filter(near=unit_at(0.9), chain=chain, far=far).check_batch(
+            ["anchor", "far", "near", "chain", "far"]
+        )[1:]
+    ]

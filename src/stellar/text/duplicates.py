@@ -119,9 +119,14 @@ class DuplicateFilter:
         The batch is embedded in one call; each item is also compared with the items of
         the same batch accepted before it.
         """
+        return [(duplicate, similarity) for duplicate, similarity, _ in self.screen(texts)]
+
+    def screen(self, texts: Sequence[str]) -> list[tuple[bool, float, int]]:
+        """As :meth:`check_batch`, with the stored row each text matched best (a duplicate)
+        or was stored in (an accepted text); rows count the accepted texts from 0."""
         if len(texts) == 0:
             return []
-        return self.check_vectors(self.embedder.embed(texts))
+        return self._screen_vectors(self.embedder.embed(texts))
 
     def add(self, texts: Sequence[str]) -> None:
         """Store ``texts`` without checking them (e.g. to preload an archive on resume)."""
@@ -132,24 +137,30 @@ class DuplicateFilter:
 
     def check_vectors(self, vectors: np.ndarray) -> list[tuple[bool, float]]:
         """Like :meth:`check_batch`, for precomputed unit vectors of shape ``(k, dim)``."""
+        return [
+            (duplicate, similarity) for duplicate, similarity, _ in self._screen_vectors(vectors)
+        ]
+
+    def _screen_vectors(self, vectors: np.ndarray) -> list[tuple[bool, float, int]]:
         batch = self._as_batch(vectors)
         prior = self._size
         best_prior, rows_prior = self._best_stored(batch)
-        results: list[tuple[bool, float]] = []
+        results: list[tuple[bool, float, int]] = []
         for vector, best, row in zip(batch, best_prior, rows_prior, strict=True):
             if self._size > prior:  # items of this batch accepted so far
                 similarities = self._matrix[prior : self._size] @ vector
                 if similarities[own := int(np.argmax(similarities))] > best:
                     row = prior + own
             if row < 0:
-                results.append((False, EMPTY_SIMILARITY))
+                results.append((False, EMPTY_SIMILARITY, self._size))
                 self._append(vector[np.newaxis])
                 continue
             similarity = self._similarity(int(row), vector)
             duplicate = bool(similarity >= self._threshold32)
             if not duplicate:
+                row = self._size
                 self._append(vector[np.newaxis])
-            results.append((duplicate, float(similarity)))
+            results.append((duplicate, float(similarity), int(row)))
         self._update_index()
         return results
 
