@@ -1,5 +1,7 @@
 """The run's failure modes: assigned as generations are told, the same offline."""
 
+import json
+
 from stellar.modes import FailingTest, ModeTracker, RunModes
 from stellar.records import Status, TestRecord
 
@@ -100,6 +102,10 @@ def test_the_modes_assigned_while_navi_ran_are_the_offline_grouping_of_its_archi
     assert summary.modes == len(online) >= 2
     assert sum(map(len, online)) == summary.failures  # every unique failure has its mode
     assert online == groups_offline(summary.run_dir)
+    from stellar.export import export_run
+
+    rows = [json.loads(line) for line in (export_run(summary.run_dir)[2]).open()]
+    assert len({row["mode"] for row in rows}) == summary.modes  # failures.jsonl names its mode
 
 
 class ToldModes:
