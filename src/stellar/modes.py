@@ -84,22 +84,18 @@ class ModeTracker:
 
     def assign(self, tests: Sequence[FailingTest]) -> list[int]:
         """The mode id of each test (ids count from 0 in the order modes open)."""
-        new = [t for t in dict.fromkeys(t.input for t in tests) if t not in self._by_input]
-        fresh = {t.input: t for t in tests if t.input in set(new)}
-        fresh = {k: t if t.key or t.answer.strip() else _empty(t) for k, t in fresh.items()}
-        plain = [t for t in fresh.values() if t.key is None]
-        vectors = self._vectors([t.answer for t in plain])
-        rows = {t.input: i for i, t in enumerate(plain)}
-        for text in new:
-            test = fresh[text]
+        fresh: dict[str, FailingTest] = {}  # the first test of each input not met before
+        for test in tests:
+            if test.input not in self._by_input and test.input not in fresh:
+                fresh[test.input] = test if test.key or test.answer.strip() else _empty(test)
+        vectors = iter(self._vectors([t.answer for t in fresh.values() if t.key is None]))
+        for test in fresh.values():
             if test.key is None:
-                mode = self._nearest(test.failed, vectors[rows[text]])
-            else:
-                mode = self._keyed.get((test.failed, test.key))
-                if mode is None:
-                    mode = self._keyed[(test.failed, test.key)] = self._open(test, None)
+                mode = self._nearest(test.failed, next(vectors))
+            elif (mode := self._keyed.get((test.failed, test.key))) is None:
+                mode = self._keyed[(test.failed, test.key)] = self._open(test, None)
             self.sizes[mode] += 1
-            self._by_input[text] = mode
+            self._by_input[test.input] = mode
         return [self._by_input[t.input] for t in tests]
 
     def _vectors(self, answers: list[str]) -> np.ndarray:
