@@ -88,7 +88,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         console.print(f"[bold]stellar judge[/] {shown(run_dir)}")
         with progress:
             done = event_loop.run(judge_held(run_dir, config, judging.update, args.all))
-    from stellar.analysis.failure_modes import run_failure_modes  # sklearn: when needed
+    from stellar.analysis.failure_modes import run_failure_modes  # when needed
     from stellar.analysis.html_report import write_report  # pandas, matplotlib: when needed
 
     modes = run_failure_modes(run_dir) if done.summary.failures else []

@@ -89,7 +89,7 @@ def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | Non
     """The failure modes (one row each, ``show`` at most), the counts and where results are."""
     out = stdout()
     if summary.failures and modes is None:
-        from stellar.analysis.failure_modes import run_failure_modes  # sklearn: when needed
+        from stellar.analysis.failure_modes import run_failure_modes  # when needed
 
         modes = run_failure_modes(summary.run_dir)
     if show and modes:
@@ -152,7 +152,7 @@ def diversity_line(summary: RunSummary, modes: list[FailureMode] | None = None) 
     pairs among them."""
     if not summary.failures:
         return ""
-    from stellar.analysis.failure_modes import run_diversity  # sklearn: only when needed
+    from stellar.analysis.failure_modes import run_diversity  # when needed
 
     count, pairs, valid = run_diversity(summary.run_dir, modes)
     allowed = f" of {valid}" if valid else ""

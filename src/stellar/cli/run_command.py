@@ -178,7 +178,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     summary = event_loop.run(execute(run, progress, args.quiet, update, marks))
     finished = time.monotonic()
     del run  # its components are not needed for what follows, which reads the archive
-    from stellar.analysis.failure_modes import run_failure_modes  # sklearn: when needed
+    from stellar.analysis.failure_modes import run_failure_modes  # when needed
     from stellar.analysis.html_report import write_report  # pandas, matplotlib: when needed
 
     modes = run_failure_modes(summary.run_dir) if summary.failures else []  # grouped once
