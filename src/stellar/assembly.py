@@ -15,6 +15,7 @@ from stellar.fitness import Fitness, Oracle, ThresholdOracle, as_fitness
 from stellar.generators import Generator, as_generator
 from stellar.llm.client import Models
 from stellar.llm.models import EndpointSettings, LLMSettings, parse_model
+from stellar.modes import Thresholds
 from stellar.plugin_check import check_algorithm
 from stellar.records import Response
 from stellar.registry import Plugin, accepts, resolve
@@ -122,6 +123,8 @@ class PostSearch:
     judge: Fitness
     oracle: Oracle
     concurrency: int
+    thresholds: Thresholds = ({}, {})  # the search's oracle's and the judge's: failed objectives
+    embedder: str = "hashing"  # the run's, to group the final failures into modes
 
 
 def build_post_search(cfg: RunConfig, models: Models) -> PostSearch | None:
@@ -134,6 +137,8 @@ def build_post_search(cfg: RunConfig, models: Models) -> PostSearch | None:
         build_fitness(cfg, models, post.target, post.options),
         ThresholdOracle(post.below),
         post.concurrency or cfg.concurrency,
+        (cfg.oracle.below or {}, post.below),
+        cfg.duplicates.embedder if cfg.duplicates.embedder != "none" else "hashing",
     )
 
 

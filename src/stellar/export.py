@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,17 @@ from stellar.rundir import EXPORT_DIR
 from stellar.untrusted import csv_rows
 
 
-def export_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[Path]:
-    """Write tests and failures as JSONL and CSV; return the files written."""
+def export_run(
+    run_dir: str | Path,
+    out_dir: str | Path | None = None,
+    mode_of: Mapping[str, int] | None = None,
+) -> list[Path]:
+    """Write tests and failures as JSONL and CSV; return the files written. ``mode_of``: each
+    failing input's failure mode, as the tables number them (``stellar export`` gives it)."""
     run_dir = Path(run_dir)
     out = Path(out_dir) if out_dir else run_dir / EXPORT_DIR
+    modes = mode_of or {}
     with open_run(run_dir) as archive:  # every row read before anything is written
-        modes = archive.modes()
         tables = {
             name: [_flat(r, modes) for r in archive.records(failures_only)]
             for name, failures_only in (("tests", False), ("failures", True))
@@ -32,9 +38,9 @@ def export_run(run_dir: str | Path, out_dir: str | Path | None = None) -> list[P
     return written
 
 
-def _flat(record: TestRecord, modes: dict[tuple[int, int], int]) -> dict[str, Any]:
+def _flat(record: TestRecord, modes: Mapping[str, int]) -> dict[str, Any]:
     row = asdict(record)
-    row["mode"] = modes.get((record.generation, record.index)) if record.is_failure else None
+    row["mode"] = modes.get(record.input_text or "") if record.is_failure else None
     row["status"] = str(record.status)
     row["oracle_failed"] = row["failed"]  # the search's oracle, before exclusion and judge
     row["failed"] = record.is_failure  # the count's meaning: an excluded test never fails

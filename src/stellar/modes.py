@@ -133,6 +133,17 @@ def _empty(test: FailingTest) -> FailingTest:
 EMPTY = "(empty answer)"
 
 
+def count_modes(
+    records: Sequence[TestRecord], thresholds: Thresholds, embedder: Embedder | str
+) -> int:
+    """How many modes the failures of ``records`` (final verdicts) fall in, assigned as the
+    run and the report assign them: in (generation, index) order."""
+    failing = sorted((r for r in records if r.is_failure), key=lambda r: (r.generation, r.index))
+    tracker = ModeTracker(embedder)
+    tracker.assign([failing_test(r, thresholds) for r in failing])
+    return len(tracker)
+
+
 class RunModes:
     """A run's modes: the failing tests of each generation told, assigned in index order."""
 

@@ -25,6 +25,7 @@ from stellar.fitness import to_evaluation
 from stellar.llm.client import Models
 from stellar.llm.usage import book_for_test
 from stellar.locks import DirectoryLock
+from stellar.modes import count_modes
 from stellar.records import Response, Status, TestInput, TestRecord, Verdict
 from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME, read_summary, write_summary
 from stellar.summary import RunSummary
@@ -80,10 +81,13 @@ def _judged(record: TestRecord) -> tuple[Candidate, TestInput, Response]:
     )
 
 
-def update_summary(summary: RunSummary, archive: Archive, judge: str) -> None:
-    """Count the outcomes again with the verdicts, and say how many are still to judge."""
+def update_summary(summary: RunSummary, archive: Archive, post: PostSearch) -> None:
+    """Count the outcomes and the failure modes again with the verdicts, and say how many
+    tests are still to judge."""
+    judge = post.target
     records = list(archive.records())
     summary.recount(records)
+    summary.modes = count_modes(records, post.thresholds, post.embedder)
     pending = sum(r.awaits_verdict for r in records)
     verdicts = [r.verdict for r in records if r.verdict is not None and not r.verdict.error]
     sources = Counter(str(v.details.get("source", judge)) for v in verdicts)
@@ -166,7 +170,7 @@ async def _judge_stored(
     try:
         judged = await judge_archive(archive, post, on_verdict)
     finally:
-        update_summary(summary, archive, post.target)
+        update_summary(summary, archive, post)
         archive.set_meta(summary=asdict(summary))
         write_summary(Path(summary.run_dir), asdict(summary))
     ok, errors = counts[Status.OK], counts[Status.SUT_ERROR] + counts[Status.JUDGE_ERROR]

@@ -222,7 +222,7 @@ async def _send(
                     await judge_archive(archive, post)
                 except ModelAccessError as exc:
                     fatal(f"post-search judge: {exc}")
-                update_summary(summary, archive, post.target)
+                update_summary(summary, archive, post)
             _finish(summary, archive, config, stop, len(asked), repeat, began)
     finally:
         close = getattr(parts.sut, "aclose", None)

@@ -345,7 +345,7 @@ class Run:
             self.summary.algorithm_report = report(self._executed)
         self.summary.stop_reason, self.summary.stop_message = stop.reason.value, stop.message
         if self.post_search is not None:
-            update_summary(self.summary, archive, self.post_search.target)
+            update_summary(self.summary, archive, self.post_search)
         if stop.reason not in STOPPED_EARLY:
             self.summary.check_health(self.config.budget.max_error_rate)
         archive.set_meta(

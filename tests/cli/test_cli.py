@@ -37,8 +37,12 @@ def test_run_prints_progress_summary_and_exports(tmp_path):
     assert len(failures) == sum(row["failed"] for row in rows)
     with (run_dir / "export" / "failure_modes.csv").open() as fh:
         modes = list(csv.DictReader(fh))
-    sizes = {row["type"]: int(row["size"]) for row in modes}  # a row per example
+    sizes = {row["mode"]: int(row["size"]) for row in modes}  # a row per example
     assert sum(sizes.values()) == len({row["input_text"] for row in failures})
+    by_mode = {}  # failures.jsonl numbers modes as failure_modes.csv and the table do
+    for row in failures:
+        by_mode.setdefault(str(row["mode"]), set()).add(row["input_text"])
+    assert {mode: len(inputs) for mode, inputs in by_mode.items()} == sizes
     assert {row["answer"] for row in modes} <= {row["response_text"] for row in failures}
 
 

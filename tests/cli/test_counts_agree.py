@@ -41,6 +41,10 @@ def test_every_view_counts_a_run_the_same_way(tmp_path):
     printed = f"tests {tests}  verdicts {verdicts}  failures {failures}  "
     assert printed + f"ratio {summary['failure_ratio']:.1%} of verdicts" in result.stdout
     assert f"excluded {summary['excluded']}" in result.stdout
+    modes = summary["modes"]  # of the judge's failures, as the summary line groups them
+    assert f"found: {modes} failure mode{'s' * (modes != 1)} among {failures} failures" in (
+        result.stdout
+    )
 
     counts = report_counts(run_dir)
     for name in ("tests", "verdicts", "failures", "excluded", "duplicates", "invalid"):
@@ -52,6 +56,7 @@ def test_every_view_counts_a_run_the_same_way(tmp_path):
     assert sum(row["failed"] for row in rows) == len(exported) == failures
     assert sum(row["excluded"] for row in rows) == summary["excluded"]
     assert not any(row["failed"] and row["excluded"] for row in rows)  # excluded never fails
+    assert {row["mode"] for row in exported} == set(range(1, modes + 1))  # every one numbered
 
     suite = ET.parse(junit).getroot().find("testsuite")
     assert int(suite.get("failures")) == failures

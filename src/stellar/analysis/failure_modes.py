@@ -57,6 +57,7 @@ class FailureMode:
     examples: list[tuple[str, str]]  # (input, answer), nearest to the mode's centre first
     members: list[int] = field(default_factory=list)  # indices into the tests grouped
     key: str | None = None  # the fitness's name for what went wrong, where it gives one
+    inputs: list[str] = field(default_factory=list)  # every member's input
 
 
 def run_thresholds(run_dir: str | Path) -> Thresholds:
@@ -100,7 +101,13 @@ def failure_modes(
         label = mode_title(failed, examples[0][1], key)
         modes.append(
             FailureMode(
-                label, failed, tracker.sizes[mode], examples[:EXAMPLES], members.tolist(), key
+                label,
+                failed,
+                tracker.sizes[mode],
+                examples[:EXAMPLES],
+                members.tolist(),
+                key,
+                list(dict.fromkeys(tests[i].input for i in members)),
             )
         )
     return sorted(modes, key=lambda m: (-m.size, m.label))
@@ -126,6 +133,11 @@ def opening(text: str, limit: int = OPENING) -> str:
         space = cut.rfind(" ")
         flat = (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:.-") + "…"
     return f"“{flat}”"
+
+
+def mode_numbers(modes: Sequence[FailureMode]) -> dict[str, int]:
+    """Each failing input's mode, numbered as the tables number modes: 1 the largest."""
+    return {text: n for n, mode in enumerate(modes, start=1) for text in mode.inputs}
 
 
 def run_failure_modes(run_dir: str | Path) -> list[FailureMode]:

@@ -118,9 +118,9 @@ def _algorithm_table(rows: list[dict[str, str]]) -> dict[str, Any]:
     """Per algorithm, the means over its runs of runs.csv's columns."""
     columns = {
         "tests": "{:,.0f}",
+        "failure_modes": "{:.1f}",
         "unique_failures": "{:.1f}",
         "failure_ratio": "{:.1%}",
-        "failure_modes": "{:.1f}",
         "failure_pairs": "{:.0f}",
         "cluster_coverage": "{:.0%}",
         "elapsed": "{:.0f} s",
@@ -133,7 +133,7 @@ def _algorithm_table(rows: list[dict[str, str]]) -> dict[str, Any]:
             values = [float(r[column]) for r in mine if r.get(column) not in (None, "")]
             cells.append(fmt.format(sum(values) / len(values)) if values else "-")
         out.append(cells)
-    header = ["algorithm", "runs", "tests", "unique failures", "failure ratio", "failure modes"]
+    header = ["algorithm", "runs", "tests", "failure modes hit", "unique failures", "failure ratio"]
     return {"header": [*header, "2-way failure pairs", "cluster coverage", "time"], "rows": out}
 
 
@@ -162,7 +162,7 @@ def _csv_modes(rows: list[dict[str, str]]) -> list[dict[str, Any]]:
     modes: dict[str, dict[str, Any]] = {}
     for row in rows:
         mode = modes.setdefault(
-            row["type"],
+            row.get("mode") or row["type"],  # "type" in experiments written before issue 30
             {"label": row["label"], "size": int(row["size"] or 0), "found_by": row["found_by"]},
         )
         mode.setdefault("examples", []).append(

@@ -109,7 +109,7 @@ class ExperimentReport:
         """Per algorithm means ± standard deviations over seeds; the headline as caption."""
         table = Table(title="Algorithms compared (mean ± std over seeds)")
         table.add_column("algorithm")
-        columns = ("runs", "tests", "failure modes", "unique failures", "failure ratio")
+        columns = ("runs", "tests", "failure modes hit", "unique failures", "failure ratio")
         for column in (*columns, "2-way failure pairs", "cluster coverage"):
             table.add_column(column, justify="right")
         table.add_column("elapsed", justify="right")
@@ -159,6 +159,10 @@ class ExperimentReport:
                 metrics = (DIVERSE[0], "failures", DIVERSE[1])
                 found = "; ".join(self._versus(m, head.best, other) for m in metrics)
                 lines.append(f"{head.best} vs {other}: {found}")
+        lines.append(
+            "failure modes hit: of the modes all runs found together, how many each run's "
+            "failures fall in (a run's own summary groups its failures alone)"
+        )
         div = self.diversity
         if div.note:
             lines.append(f"diversity: {div.note}")
@@ -258,7 +262,7 @@ def experiment_report(
     )
     report.files = _write_tables(report, [answers[t][1] for t in inputs])
     report.files.append(
-        _write_groups(out_dir / "failure_modes.csv", modes, [answers[t][1] for t in inputs])
+        _write_groups(out_dir / "failure_modes.csv", modes, [answers[t][1] for t in inputs], "mode")
     )
     report.files += _write_plots(report, curves, values)
     return report
@@ -305,27 +309,33 @@ def _write_tables(report: ExperimentReport, found_by: list[set[str]]) -> list[Pa
     ]
 
 
-def export_failure_modes(run_dir: Path, out_dir: Path) -> Path:
-    """A run's failure modes as ``failure_modes.csv`` in ``out_dir`` (stellar export)."""
-    return _write_groups(out_dir / "failure_modes.csv", run_failure_modes(run_dir))
+def export_failure_modes(
+    run_dir: Path, out_dir: Path, modes: list[FailureMode] | None = None
+) -> Path:
+    """A run's failure modes (``modes`` if grouped already) as ``failure_modes.csv`` in
+    ``out_dir`` (stellar export)."""
+    modes = run_failure_modes(run_dir) if modes is None else modes
+    return _write_groups(out_dir / "failure_modes.csv", modes, None, "mode")
 
 
 def _write_groups(
     path: Path,
     groups: list[FailureType] | list[FailureMode],
     found_by: list[set[str]] | None = None,
+    kind: str = "type",
 ) -> Path:
-    """Failure types or modes, a row per example, with who found the group's failures."""
+    """Failure types or modes, a row per example, with who found the group's failures; the
+    first column (``kind``) numbers the groups as the tables do, largest first."""
     rows = []
     for n, group in enumerate(groups, start=1):
         counts = Counter(a for i in group.members for a in (found_by[i] if found_by else ()))
         found = "; ".join(f"{a}: {c}" for a, c in counts.most_common())
         for e, (text, answer) in enumerate(group.examples, start=1):
             rows.append(
-                {"type": n, "label": group.label, "size": group.size, "found_by": found}
+                {kind: n, "label": group.label, "size": group.size, "found_by": found}
                 | {"example": e, "input": text, "answer": answer}
             )
-    return _write_csv(path, TYPE_COLUMNS, rows)
+    return _write_csv(path, [kind, *TYPE_COLUMNS[1:]], rows)
 
 
 def _write_plots(

@@ -30,9 +30,11 @@ if TYPE_CHECKING:
     from stellar.experiment import Plan
 
 HELP = """\
-Run every algorithm with every seed on one configuration, then compare them: unique failures,
-failure ratio, diversity (share of failure clusters each run hits), Mann-Whitney U and
-Vargha-Delaney A12 for every pair, per-feature failure rates, and the failure types.
+Run every algorithm with every seed on one configuration, then compare them: failure modes
+(of the modes all runs found together, how many each run hit), unique failures, failure
+ratio, 2-way failure pairs, diversity (share of failure clusters each run hits),
+Mann-Whitney U and Vargha-Delaney A12 for every pair, per-feature failure rates, and the
+failure types.
 
 Each run goes to DIR/runs/ALGORITHM-sSEED; tables (CSV) and plots (PNG, SVG) to DIR/report.
 Running the same command again skips finished runs, so an interrupted experiment resumes.

@@ -58,7 +58,10 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "export",
         help="write a run's tests and failures as JSONL and CSV",
         description="Write tests.jsonl, tests.csv, failures.jsonl, failures.csv and "
-        "failure_modes.csv (the failing answers grouped: each mode's size and examples).",
+        "failure_modes.csv (the failing answers grouped: each mode's size and examples). "
+        "A failure's `mode` is its mode's number in failure_modes.csv and the end-of-run "
+        "table (1: the largest); a duplicate's details.duplicate_of names the earlier input "
+        "it matched (its generation and index).",
     )
     export.add_argument("run_dir", metavar="RUN_DIR", type=Path)
     export.add_argument("--out", type=Path, help="output folder (default: RUN_DIR/export)")
@@ -145,6 +148,7 @@ def cmd_export_data(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from stellar.analysis.failure_modes import mode_numbers, run_failure_modes
     from stellar.analysis.report import export_failure_modes  # sklearn: only when needed
     from stellar.config import folder_problem
 
@@ -163,8 +167,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     if problem := folder_problem(out):
         raise StellarError(f"--out {out}: {problem}")
     try:
-        paths = export_run(args.run_dir, out)
-        paths.append(export_failure_modes(args.run_dir, out))
+        modes = run_failure_modes(args.run_dir)
+        paths = export_run(args.run_dir, out, mode_numbers(modes))
+        paths.append(export_failure_modes(args.run_dir, out, modes))
     except sqlite3.DatabaseError as exc:
         raise StellarError(f"{archive}: cannot be read ({exc})") from None
     for path in paths:
