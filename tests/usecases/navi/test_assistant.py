@@ -502,3 +502,17 @@ async def test_warm_embeds_a_generation_in_one_call(db: POIDatabase) -> None:
     answers = [assistant.answer(text) for text in MIXED]
     assert len(embedder.calls) == 1  # every answer found its vector computed
     assert answers == [cold.answer(text) for text in MIXED]
+
+
+def test_fallback_embeddings_kept_are_bounded(db: POIDatabase, monkeypatch) -> None:
+    """A long run embeds ever new fallback texts; the oldest are forgotten, answers stay."""
+    monkeypatch.setattr("stellar.usecases.navi.assistant.KEPT_VECTORS", 3)
+    bounded = NavigationAssistant(db, embedder="hashing")
+    texts = [f"somewhere nice number {i} please" for i in range(6)]
+    bounded.embed_fallbacks(texts[:4])
+    assert len(bounded._vectors) == 3
+    for text in texts:
+        assert bounded.understand(text) == NavigationAssistant(db, embedder="hashing").understand(
+            text
+        )
+    assert len(bounded._vectors) == 3

@@ -72,6 +72,9 @@ Plain needs score 0.55-0.9 ("I'm starving, where can I eat?" 0.66, "my tire is f
 vague ones 0.3-0.5 ("where can I get a bite?" 0.42) and unrelated text 0.2-0.4."""
 
 
+KEPT_VECTORS = 8_192  # fallback texts whose embedding is kept (~12 MB)
+
+
 class NavigationAssistant:
     """An in-car assistant that finds POIs for a free-text request (see the module docstring).
 
@@ -141,8 +144,16 @@ class NavigationAssistant:
         """The embedding of one fallback text, computed once (in a batch where warmed)."""
         vector = self._vectors.get(text)
         if vector is None:
-            vector = self._vectors[text] = self._embed([text])[0]
+            vector = self._embed([text])[0]
+            self._keep({text: vector})
         return vector
+
+    def _keep(self, vectors: dict[str, np.ndarray]) -> None:
+        """Remember ``vectors``, forgetting the oldest beyond ``KEPT_VECTORS`` (a generation's
+        texts are embedded just before they are answered, so they are the newest)."""
+        self._vectors.update(vectors)
+        while len(self._vectors) > KEPT_VECTORS:
+            del self._vectors[next(iter(self._vectors))]
 
     async def warm(self, texts: list[str]) -> None:
         """The SUT interface's optional hook: the texts of a generation about to be sent."""
@@ -157,7 +168,7 @@ class NavigationAssistant:
         wanted = {q for t in texts if (q := self._fallback_text(t)) and q not in self._vectors}
         if wanted:
             ordered = sorted(wanted)  # the batch does not depend on the order of ``texts``
-            self._vectors.update(zip(ordered, self._embed(ordered), strict=True))
+            self._keep(dict(zip(ordered, self._embed(ordered), strict=True)))
 
     def _fallback_text(self, text: str) -> str | None:
         """What :meth:`understand` compares with the prototypes, or None if it needs not."""
