@@ -15,7 +15,7 @@ from stellar.fitness import Fitness, Oracle, ThresholdOracle, as_fitness
 from stellar.generators import Generator, as_generator
 from stellar.llm.client import Models
 from stellar.llm.models import EndpointSettings, LLMSettings, parse_model
-from stellar.modes import Thresholds
+from stellar.modes import Thresholds, mode_embedder
 from stellar.plugin_check import check_algorithm
 from stellar.records import Response
 from stellar.registry import Plugin, accepts, resolve
@@ -138,7 +138,7 @@ def build_post_search(cfg: RunConfig, models: Models) -> PostSearch | None:
         ThresholdOracle(post.below),
         post.concurrency or cfg.concurrency,
         (cfg.oracle.below or {}, post.below),
-        cfg.duplicates.embedder if cfg.duplicates.embedder != "none" else "hashing",
+        mode_embedder(cfg.duplicates.embedder),
     )
 
 

@@ -34,6 +34,11 @@ MODE_KEY = "mode"  # the details entry where a fitness names what went wrong
 Thresholds = tuple[Mapping[str, float], Mapping[str, float]]  # the oracle's, post-search's
 
 
+def mode_embedder(duplicates_embedder: str | None) -> str:
+    """The embedder that groups a run's answers: its duplicate filter's, hashing without one."""
+    return duplicates_embedder if duplicates_embedder not in (None, "", "none") else "hashing"
+
+
 @dataclass(frozen=True)
 class FailingTest:
     input: str
@@ -82,16 +87,23 @@ class ModeTracker:
     def __len__(self) -> int:
         return len(self.sizes)
 
-    def assign(self, tests: Sequence[FailingTest]) -> list[int]:
-        """The mode id of each test (ids count from 0 in the order modes open)."""
+    def assign(self, tests: Sequence[FailingTest], vectors: np.ndarray | None = None) -> list[int]:
+        """The mode id of each test (ids count from 0 in the order modes open); ``vectors``:
+        the answers' unit vectors, one row per test, if the caller has them already."""
         fresh: dict[str, FailingTest] = {}  # the first test of each input not met before
-        for test in tests:
+        rows: dict[str, int] = {}
+        for row, test in enumerate(tests):
             if test.input not in self._by_input and test.input not in fresh:
                 fresh[test.input] = test if test.key or test.answer.strip() else _empty(test)
-        vectors = iter(self._vectors([t.answer for t in fresh.values() if t.key is None]))
+                rows[test.input] = row
+        plain = [t for t in fresh.values() if t.key is None]
+        if vectors is None:
+            found = iter(self._vectors([t.answer for t in plain]))
+        else:
+            found = iter(np.asarray(vectors, dtype=np.float64)[[rows[t.input] for t in plain]])
         for test in fresh.values():
             if test.key is None:
-                mode = self._nearest(test.failed, next(vectors))
+                mode = self._nearest(test.failed, next(found))
             elif (mode := self._keyed.get((test.failed, test.key))) is None:
                 mode = self._keyed[(test.failed, test.key)] = self._open(test, None)
             self.sizes[mode] += 1

@@ -30,7 +30,7 @@ from stellar.errors import ModelAccessError, StellarError
 from stellar.features import Candidate
 from stellar.gc_tuning import tuned_for_a_run
 from stellar.locks import DirectoryLock
-from stellar.modes import RunModes
+from stellar.modes import RunModes, mode_embedder
 from stellar.pipeline import Asked, Gate, Pipeline, in_flight
 from stellar.post_search import judge_archive, update_summary
 from stellar.records import Status, TestRecord
@@ -67,8 +67,7 @@ class Run:
         self.generator, self.sut = parts.generator, parts.sut
         self.fitness, self.oracle, self.duplicates = parts.fitness, parts.oracle, parts.duplicates
         self.check_response = parts.check_response
-        embedder = config.duplicates.embedder if config.duplicates.embedder != "none" else None
-        self.modes = RunModes(embedder or "hashing", config.oracle.below)
+        self.modes = RunModes(mode_embedder(config.duplicates.embedder), config.oracle.below)
         self._tells_modes = "modes" in inspect.signature(self.algorithm.tell).parameters
         self.post_search = build_post_search(config, self.models)
         if config.budget.cost is not None and (unpriced := self.models.unpriced()):

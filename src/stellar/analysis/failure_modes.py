@@ -29,6 +29,7 @@ from stellar.modes import (
     Thresholds,
     failed_objectives,
     failing_test,
+    mode_embedder,
 )
 from stellar.records import TestRecord
 from stellar.rundir import CONFIG_NAME
@@ -88,10 +89,10 @@ def failure_modes(
     if not tests:
         return []
     model = get_embedder(embedder) if isinstance(embedder, str) else embedder
-    tracker = ModeTracker(model, distance)
-    ids = np.array(tracker.assign(tests))
     vectors = np.asarray(model.embed([t.answer for t in tests]), dtype=float)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    tracker = ModeTracker(model, distance)
+    ids = np.array(tracker.assign(tests, vectors))
     modes = []
     for mode, (failed, key) in enumerate(tracker.groups):
         members = np.flatnonzero(ids == mode)
@@ -160,8 +161,8 @@ def _run_modes(failures: list[TestRecord], config: dict) -> list[FailureMode]:
     unique: dict[str, FailingTest] = {}
     for record in failures:
         unique.setdefault(record.input_text or "", failing_test(record, thresholds))
-    embedder = (config.get("duplicates") or {}).get("embedder") or "hashing"
-    return failure_modes(list(unique.values()), "hashing" if embedder == "none" else embedder)
+    embedder = mode_embedder((config.get("duplicates") or {}).get("embedder"))
+    return failure_modes(list(unique.values()), embedder)
 
 
 def run_diversity(

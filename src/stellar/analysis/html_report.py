@@ -34,6 +34,7 @@ from stellar.analysis.html_experiment import (
 from stellar.analysis.html_page import cut, duration, render
 from stellar.analysis.metrics import RunData, failure_curve, load_run
 from stellar.analysis.reading import COUNTS, run_counts, score_meanings, verdict_rules
+from stellar.modes import mode_embedder
 from stellar.records import EXCLUDED_REASON, Status, TestRecord
 from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME
 from stellar.summary import RunSummary
@@ -215,8 +216,7 @@ def _with_modes(rows: list[list[str]], modes: list[FailureMode], failures: int) 
 
 
 def _run_embedder(config: dict[str, Any]) -> str:
-    name = (config.get("duplicates") or {}).get("embedder") or "hashing"
-    return "hashing" if name == "none" else name
+    return mode_embedder((config.get("duplicates") or {}).get("embedder"))
 
 
 def _modes(failing: list[TestRecord], run_dir: Path, embedder: str) -> list[FailureMode]:
