@@ -34,3 +34,10 @@ class ModelError(StellarError):
 
 class ModelAccessError(ModelError):
     """The endpoint refused the key or does not know the model: no later call can succeed."""
+
+
+class MemoryProbeFailed(StellarError):
+    """The system under test did not remember a fact a turn later: conversations would test
+    nothing (exit code 3, as for a run whose system fails)."""
+
+    exit_code = 3
