@@ -184,6 +184,21 @@ class DuplicatesConfig(Strict):
     threshold: float = Field(0.8, gt=0, le=1, description="cosine similarity counted as duplicate")
 
 
+class ProbeConfig(Strict):
+    """The memory probe of a conversation run: the last answer must hold ``expect``."""
+
+    turns: list[str] = Field(
+        default_factory=lambda: [
+            "Please remember that my favourite colour is teal.",
+            "What is my favourite colour?",
+        ],
+        min_length=2,
+        description="the turns sent, in one conversation",
+    )
+    expect: str = Field("teal", min_length=1, description="a word the last answer must hold")
+    enabled: bool = Field(True, description="false: skip the probe")
+
+
 class RunConfig(Strict):
     name: str = "run"
     use_case: str | None = None
@@ -203,6 +218,10 @@ class RunConfig(Strict):
     oracle: OracleConfig
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     duplicates: DuplicatesConfig = Field(default_factory=DuplicatesConfig)
+    probe: ProbeConfig = Field(
+        default_factory=ProbeConfig,
+        description="conversations: a memory check of the system before the search",
+    )
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     llm_generator: dict[str, Any] = Field(

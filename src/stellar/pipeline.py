@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from stellar.archive import Archive
+from stellar.dialogue.plan import PLAN_KEY, Plan
+from stellar.dialogue.runner import run_conversation
+from stellar.dialogue.session import open_session
 from stellar.errors import ModelAccessError
 from stellar.features import Candidate
 from stellar.fitness import Fitness, Oracle, to_evaluation
@@ -212,6 +215,8 @@ class Pipeline:
             record.generation_seconds = time.perf_counter() - began
         if test_input is not None:
             record.input_text, record.prompt = test_input.text, test_input.prompt
+            if test_input.plan is not None:
+                record.details[PLAN_KEY] = test_input.plan
         return record
 
     async def _screen(
@@ -254,8 +259,17 @@ class Pipeline:
         warm = getattr(self.sut, "warm", None)
         if warm is None or not runnable:
             return
+        texts = [
+            text
+            for r in runnable
+            for text in (
+                [t["text"] for t in r.details[PLAN_KEY]["turns"]]
+                if PLAN_KEY in r.details
+                else [r.input_text or ""]
+            )
+        ]
         with contextlib.suppress(Exception):  # each query meets the fault and records it
-            await warm([r.input_text or "" for r in runnable])
+            await warm(texts)
 
     async def _execute(
         self, candidate: Candidate, record: TestRecord, gate: Gate
@@ -270,11 +284,20 @@ class Pipeline:
 
     async def _call_sut(self, candidate: Candidate, record: TestRecord) -> None:
         text = record.input_text or ""
+        plan = record.details.get(PLAN_KEY)
         began = time.perf_counter()
         try:
-            async with asyncio.timeout(self.sut_timeout):  # no task of its own, as wait_for has
-                reply = await self.sut.query(text)
-            response = to_response(reply)
+            if plan is None:
+                async with asyncio.timeout(self.sut_timeout):  # no task of its own
+                    reply = await self.sut.query(text)
+                response = to_response(reply)
+            else:  # a conversation: the timeout and the response check apply per turn
+                response = await run_conversation(
+                    await open_session(self.sut),
+                    Plan.from_dict(plan),
+                    timeout=self.sut_timeout,
+                    check=self.check_response,
+                )
         except TimeoutError:
             record.status, record.error = Status.SUT_ERROR, f"timed out after {self.sut_timeout}s"
             return
@@ -285,14 +308,18 @@ class Pipeline:
         finally:
             record.sut_seconds = time.perf_counter() - began
         record.response_text, record.response_data = self._bounded(response, record)
-        problem = response.error or (self.check_response and self.check_response(response))
+        problem = response.error or (
+            plan is None and self.check_response and self.check_response(response)
+        )
         if problem:
             record.status, record.error = Status.SUT_ERROR, problem
             return
         began = time.perf_counter()
         try:
             evaluation = to_evaluation(  # the same score check for every fitness
-                await self.fitness.evaluate(candidate, TestInput(text, record.prompt), response)
+                await self.fitness.evaluate(
+                    candidate, TestInput(text, record.prompt, plan), response
+                )
             )
             record.scores, record.excluded = evaluation.scores, evaluation.excluded
             record.details = {**record.details, **evaluation.details}

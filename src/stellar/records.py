@@ -26,12 +26,16 @@ DUPLICATE_OF = (
 
 @dataclass
 class TestInput:
-    """The text made from a candidate, and the prompt that made it when a model did."""
+    """The text made from a candidate, and the prompt that made it when a model did.
+
+    A conversation also carries its plan (``stellar.dialogue.plan.Plan.to_dict()``); its
+    ``text`` is then the user's turns, one per line."""
 
     __test__ = False  # not a pytest class
 
     text: str
     prompt: str | None = None
+    plan: dict[str, Any] | None = None
 
 
 @dataclass

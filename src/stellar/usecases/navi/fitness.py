@@ -73,12 +73,12 @@ def poi_score(request: VenueRequest, poi: Mapping[str, Any]) -> float:
     for name, want in request.to_dict().items():
         key = "rating" if name == "min_rating" else name
         w = WEIGHTS[key]
-        total += w * (1.0 - _distance(key, want, poi.get(key)))
+        total += w * (1.0 - constraint_distance(key, want, poi.get(key)))
         weight += w
     return total / weight
 
 
-def _distance(name: str, want: Any, have: Any) -> float:
+def constraint_distance(name: str, want: Any, have: Any) -> float:
     """0 when the POI satisfies the constraint, up to 1 for the worst violation or unknown."""
     if have is None:
         return 1.0

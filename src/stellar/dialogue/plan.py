@@ -1,0 +1,85 @@
+"""A conversation as a plan: the user's turns, each with its act and what the answer must satisfy.
+
+A use case compiles a candidate (its ``dialogue`` features beside the content, style and
+perturbation ones) and a seed into a :class:`Plan` with a pure function, and writes each
+turn's words; the plan is stored with the test (``details["plan"]``), so a conversation is
+replayed and judged from what was stored, never drawn again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+PLAN_KEY = "plan"  # the details key a conversation's plan is stored under
+
+
+class Act(StrEnum):
+    """What a user turn does to the conversation."""
+
+    REQUEST = "request"  # states a goal
+    ADD = "add"  # adds a constraint to the goal
+    CORRECT = "correct"  # changes the value of a constraint stated earlier
+    DROP = "drop"  # withdraws a constraint
+    DETOUR = "detour"  # small talk or another request in between
+    RETURN = "return"  # back to the goal after a detour
+    CHOOSE = "choose"  # picks one of the offered answers by reference
+    CONFIRM = "confirm"  # accepts what is proposed
+    REJECT = "reject"  # refuses what is proposed
+    STOP = "stop"  # ends the conversation
+
+
+@dataclass
+class Turn:
+    """One planned user turn: its act, what it says (``slots``), what the answer must satisfy
+    (``expect``, read by the use case's fitness) and its words once written."""
+
+    act: Act
+    slots: dict[str, Any] = field(default_factory=dict)
+    expect: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "act": str(self.act)}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Turn:
+        return cls(
+            Act(raw["act"]),
+            dict(raw.get("slots", {})),
+            dict(raw.get("expect", {})),
+            str(raw.get("text", "")),
+        )
+
+
+@dataclass
+class Plan:
+    """The turns of one conversation, and what the user says when asked to clarify.
+
+    ``clarification`` answers a clarifying question of the system from the goal (an
+    *unplanned* turn: sent at most :data:`MAX_UNPLANNED` times, never counted as a planned
+    turn); empty: such questions are left unanswered.
+    """
+
+    turns: list[Turn]
+    clarification: str = ""
+
+    @property
+    def texts(self) -> list[str]:
+        return [turn.text for turn in self.turns]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"turns": [t.to_dict() for t in self.turns], "clarification": self.clarification}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Plan:
+        return cls([Turn.from_dict(t) for t in raw["turns"]], str(raw.get("clarification", "")))
+
+
+MAX_UNPLANNED = 2  # clarifying questions answered per conversation
+
+
+def joined(texts: list[str]) -> str:
+    """The user's turns as one text (the test's input, screened for duplicates)."""
+    return "\n".join(" ".join(text.split()) for text in texts)

@@ -1,0 +1,86 @@
+"""Fitness of a navi conversation: the worst turn, and the worst reference or end.
+
+* ``turns``: the lowest of the content, retention and correction checks
+  (:mod:`~stellar.usecases.navi_dialogue.checks`): what each turn proposed against the goal
+  as it stood then;
+* ``conversation``: the lowest of the reference and goal checks.
+
+Both are 1 when nothing could be checked. ``details`` holds every check, the failing turn,
+the unplanned turns the conversation needed (``efficiency``) and the failure's signature
+(``mode``: the check, the act of its turn and the dialogue feature behind it), which the
+failure modes group by. A conversation whose final goal no venue satisfies is excluded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stellar.dialogue.plan import Plan
+from stellar.dialogue.runner import unplanned_turns
+from stellar.features import Candidate
+from stellar.modes import MODE_KEY
+from stellar.records import EXCLUDED_REASON, Evaluation, Response, TestInput
+from stellar.usecases.navi.sources import open_pois
+from stellar.usecases.navi.store import POIDatabase
+from stellar.usecases.navi_dialogue.checks import (
+    CONVERSATION_CHECKS,
+    PASS,
+    STATE_CHECKS,
+    Check,
+    check_conversation,
+    request_of,
+)
+from stellar.usecases.navi_dialogue.plan import final_goal
+
+BEHIND = {  # the dialogue feature a failed check is about, for its signature
+    "reference": "reference",
+    "correction": "correction",
+    "retention": "detour",
+    "content": "reveal",
+    "goal": "confirm",
+}
+
+
+def signature(check: Check, values: dict[str, Any]) -> str:
+    """What went wrong, where and under which dialogue feature: "reference at choose
+    (reference: ordinal)"."""
+    feature = BEHIND[check.check]
+    return f"{check.check} at {check.act} ({feature}: {values.get(feature, 'none')})"
+
+
+class NaviDialogueFitness:
+    """Scores a navi conversation (see the module docstring)."""
+
+    objectives = ("turns", "conversation")
+
+    def __init__(self, pois: str = "generated", database: POIDatabase | None = None) -> None:
+        self.db = database or open_pois(pois)
+
+    async def evaluate(
+        self, candidate: Candidate, test_input: TestInput, response: Response
+    ) -> Evaluation:
+        if test_input.plan is None:
+            raise ValueError("navi-dialogue scores conversations: the input has no plan")
+        plan = Plan.from_dict(test_input.plan)
+        checks = check_conversation(plan, response.data, self.db.satisfiable)
+        scores = {
+            "turns": min((c.score for c in checks if c.check in STATE_CHECKS), default=1.0),
+            "conversation": min(
+                (c.score for c in checks if c.check in CONVERSATION_CHECKS), default=1.0
+            ),
+        }
+        planned = len(plan.turns)
+        details: dict[str, Any] = {
+            "checks": [c.to_dict() for c in checks],
+            "efficiency": round(planned / (planned + unplanned_turns(response.data)), 4),
+        }
+        failed = [c for c in checks if c.score < PASS]
+        if failed:
+            worst = min(failed, key=lambda c: (c.score, c.turn))
+            details["failing_turn"] = worst.turn + 1
+            details[MODE_KEY] = signature(worst, dict(candidate.values))
+        goal = final_goal(plan)
+        excluded = bool(goal) and not self.db.satisfiable(request_of(goal))
+        if excluded:
+            details[EXCLUDED_REASON] = "no venue in the database satisfies the final goal"
+        return Evaluation(scores=scores, excluded=excluded, details=details)
