@@ -11,6 +11,9 @@ turn it looked at:
   venue they point at;
 * ``goal``: the venue the conversation ends on fits the final goal.
 
+A venue that misses an attribute stated in an earlier turn, has a corrected-away value, or
+ends the conversation short of the goal scores at most :data:`LAPSE_CAP`.
+
 The venue a turn proposes is the one its answer names first, else the first it returns
 (as for single-turn navi). Turns whose goal no venue in the database satisfies are not
 checked: there is no right answer to hold them to.
@@ -35,6 +38,10 @@ from stellar.usecases.navi.request import VenueRequest
 from stellar.usecases.navi_dialogue.plan import final_goal
 
 PASS = 0.75  # the oracle's threshold, as for single-turn navi
+LAPSE_CAP = 0.5
+"""The most a venue scores that breaks an attribute stated in an earlier turn, or has a value
+the user corrected away: the weighted agreement alone passes a venue that misses one of four
+attributes (0.75), and a forgotten wish is the failure a conversation test is for."""
 STATE_CHECKS = ("content", "retention", "correction")
 CONVERSATION_CHECKS = ("reference", "goal")
 
@@ -116,8 +123,12 @@ def check_conversation(
         if current is None:
             checks.append(Check("goal", last, "end", 0.0, "no venue proposed though some fit"))
         else:
+            missed = _missed(request_of(goal), current)
             score = venue_score(request_of(goal), current)
-            note = f"ends on {current.get('name')!r}"
+            score = min(score, LAPSE_CAP) if missed else score
+            note = f"ends on {current.get('name')!r}" + (
+                f", missing {', '.join(missed)}" if missed else ""
+            )
             checks.append(Check("goal", last, "end", score, note))
     return checks
 
@@ -160,28 +171,29 @@ def _state(
         kind = "content" if act in (Act.REQUEST, Act.DETOUR) else "retention"
         return [Check(kind, index, str(act), 0.0, "no venue offered though some fit")]
     score = venue_score(request, venue)
-    if score >= PASS:
-        return [Check("content", index, str(act), score, f"{venue.get('name')!r} fits")]
     stated, superseded = expect.get("stated", {}), expect.get("superseded", {})
-    names = [
-        "rating" if name == "min_rating" else name
-        for name, want in request.to_dict().items()
-        if constraint_distance(
-            "rating" if name == "min_rating" else name,
-            want,
-            venue.get("rating" if name == "min_rating" else name),
-        )
-        > 0
-    ]
-    old = [n for n in names if any(_has(venue, n, value) for value in superseded.get(n, []))]
-    if old:
-        kind, note = "correction", f"{old[0]} still {venue.get(old[0])!r} after the correction"
-    elif any(stated.get(n, index) < index for n in names):
-        earlier = next(n for n in names if stated.get(n, index) < index)
-        kind, note = "retention", f"{earlier} stated at turn {stated[earlier] + 1} not honoured"
-    else:
-        kind, note = "content", f"{venue.get('name')!r} misses {', '.join(names)}"
-    return [Check(kind, index, str(act), score, note)]
+    missed = _missed(request, venue)
+    old = [n for n in missed if any(_has(venue, n, value) for value in superseded.get(n, []))]
+    earlier = [n for n in missed if stated.get(n, index) < index]
+    name = venue.get("name")
+    if old:  # a lapse of state fails whatever else the venue matches
+        note = f"{old[0]} still {venue.get(old[0])!r} after the correction"
+        return [Check("correction", index, str(act), min(score, LAPSE_CAP), note)]
+    if earlier:
+        note = f"{earlier[0]} stated at turn {stated[earlier[0]] + 1} not honoured by {name!r}"
+        return [Check("retention", index, str(act), min(score, LAPSE_CAP), note)]
+    note = f"{name!r} misses {', '.join(missed)}" if missed else f"{name!r} fits"
+    return [Check("content", index, str(act), score, note)]
+
+
+def _missed(request: VenueRequest, venue: Mapping[str, Any]) -> list[str]:
+    """The attributes of ``request`` that ``venue`` does not satisfy."""
+    names = []
+    for name, want in request.to_dict().items():
+        key = "rating" if name == "min_rating" else name
+        if constraint_distance(key, want, venue.get(key)) > 0:
+            names.append(key)
+    return names
 
 
 def _has(venue: Mapping[str, Any], name: str, value: Any) -> bool:

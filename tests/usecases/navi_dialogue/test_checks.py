@@ -1,0 +1,230 @@
+"""The conversation checks on planted conversations: each lapse is caught, a right one passes."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from stellar.dialogue.plan import Act, Plan, Turn
+from stellar.dialogue.runner import run_conversation
+from stellar.features import load_feature_space
+from stellar.records import Response
+from stellar.usecases.navi_dialogue.checks import PASS, check_conversation
+from stellar.usecases.navi_dialogue.fitness import NaviDialogueFitness, signature
+from stellar.usecases.navi_dialogue.plan import compile_plan
+from stellar.usecases.navi_dialogue.turns import write_plan
+
+BASE = {
+    "category": "restaurant",
+    "cuisine": "italian",
+    "price": "low",
+    "rating": "none",
+    "payment": "none",
+    "parking": "none",
+    "reveal": "upfront",
+    "correction": "none",
+    "drop": "none",
+    "detour": "none",
+    "reference": "none",
+    "distance": 1,
+    "confirm": "none",
+    "style_drift": "none",
+    "perturbed_turns": "first",
+    "word_perturbation": "none",
+    "slang": "neutral",
+    "implicitness": "not",
+    "politeness": "neutral",
+    "anthropomorphism": "directive",
+}
+
+
+def venue(name: str, **attributes: Any) -> dict[str, Any]:
+    base = {
+        "category": "restaurant",
+        "cuisine": "italian",
+        "price": "low",
+        "rating": 4.0,
+        "payment": ["cash"],
+        "parking": False,
+    }
+    return {"name": name, **base, **attributes}
+
+
+CHEAP = venue("Luigi's")
+CHEAP_2 = venue("Pasta Bar")
+DEAR = venue("Casa Alta", price="high")
+THAI = venue("Bangkok Garden", cuisine="thai")
+
+
+def planted(plan: Plan, answers: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """The runner's data for a conversation whose turn ``i`` returned ``answers[i]``,
+    each answer naming its first venue."""
+    turns = []
+    for index, (turn, pois) in enumerate(zip(plan.turns, answers, strict=True)):
+        text = f"How about {pois[0]['name']}?" if pois else "Okay."
+        turns.append(
+            {
+                "turn": index,
+                "act": str(turn.act),
+                "planned": True,
+                "user": turn.text,
+                "answer": text,
+                "data": pois,
+            }
+        )
+    return {"turns": turns}
+
+
+def checks_of(values: dict[str, Any], answers: list[list[dict[str, Any]]], seed: int = 0):
+    plan = compile_plan(values, random.Random(seed))
+    assert len(plan.turns) == len(answers), [t.act for t in plan.turns]
+    return plan, check_conversation(plan, planted(plan, answers), lambda request: True)
+
+
+def failed(checks) -> list[str]:
+    return [c.check for c in checks if c.score < PASS]
+
+
+def test_a_conversation_that_keeps_track_passes():
+    # request (italian, low) -> detour -> return -> the second one -> yes
+    values = {**BASE, "detour": "other_request", "reference": "ordinal", "confirm": "accept"}
+    plan = compile_plan(values, random.Random(0))
+    ordinal = plan.turns[3].slots["ordinal"]
+    picked = {"first": CHEAP, "second": CHEAP_2, "last": CHEAP_2}[ordinal]
+    other = venue("Elsewhere", category=plan.turns[1].slots["category"], cuisine=None)
+    answers = [[CHEAP, CHEAP_2], [other], [CHEAP, CHEAP_2], [picked], [picked]]
+    _, checks = checks_of(values, answers)
+    assert failed(checks) == []
+    assert {c.check for c in checks} >= {"content", "reference", "goal"}
+
+
+def test_a_constraint_forgotten_after_a_detour_is_a_retention_failure():
+    values = {**BASE, "detour": "other_request"}
+    plan = compile_plan(values, random.Random(0))
+    other = venue("Elsewhere", category=plan.turns[1].slots["category"], cuisine=None)
+    _, checks = checks_of(values, [[CHEAP], [other], [DEAR]])  # back: the price is forgotten
+    assert failed(checks) == ["retention", "goal"]
+    retention = next(c for c in checks if c.check == "retention")
+    assert retention.turn == 2 and "price stated at turn 1" in retention.note
+
+
+def test_an_ignored_correction_is_a_correction_failure():
+    values = {
+        **BASE,
+        "correction": "early",
+        "cuisine": "none",
+        "price": "none",
+        "payment": "none",
+        "rating": "none",
+    }
+    plan = compile_plan(values, random.Random(1))
+    assert [t.act for t in plan.turns] == [Act.REQUEST, Act.CORRECT]
+    name = next(n for n in plan.turns[1].slots if n != "was")
+    old, new = plan.turns[1].slots["was"], plan.turns[1].slots[name]
+    stale = venue("Stale", **{name: [old] if name == "payment" else old})
+    fresh = venue("Fresh", **{name: [new] if name == "payment" else new})
+    _, checks = checks_of(values, [[stale], [stale]], seed=1)
+    assert "correction" in failed(checks)
+    _, checks = checks_of(values, [[stale], [fresh]], seed=1)
+    assert failed(checks) == []
+
+
+@pytest.mark.parametrize("reference", ["ordinal", "anaphora"])
+def test_a_wrong_referent_is_a_reference_failure(reference):
+    values = {**BASE, "reference": reference}
+    plan = compile_plan(values, random.Random(0))
+    ordinal = plan.turns[1].slots.get("ordinal", "first")
+    right = {"first": CHEAP, "second": CHEAP_2, "last": CHEAP_2}[ordinal]
+    wrong = CHEAP_2 if right is CHEAP else CHEAP
+    _, checks = checks_of(values, [[CHEAP, CHEAP_2], [wrong]])
+    assert "reference" in failed(checks)
+    _, checks = checks_of(values, [[CHEAP, CHEAP_2], [right]])
+    assert "reference" not in failed(checks)
+
+
+def test_a_rejected_venue_offered_again_is_a_reference_failure():
+    values = {**BASE, "confirm": "reject_then_accept"}
+    _, checks = checks_of(values, [[CHEAP, CHEAP_2], [CHEAP, CHEAP_2], [CHEAP]])
+    assert "reference" in failed(checks)
+    _, checks = checks_of(values, [[CHEAP, CHEAP_2], [CHEAP_2], [CHEAP_2]])
+    assert failed(checks) == []
+
+
+def test_a_wrong_kind_at_the_first_turn_is_a_content_failure():
+    _, checks = checks_of(BASE, [[THAI]])
+    assert failed(checks) == ["content", "goal"]
+
+
+class FakeSession:
+    def __init__(self, replies: list[Response]) -> None:
+        self.replies, self.sent, self.closed = list(replies), [], False
+
+    async def send(self, text: str) -> Response:
+        self.sent.append(text)
+        return self.replies.pop(0)
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+async def test_the_fitness_scores_a_run_conversation_and_names_its_mode():
+    values = {**BASE, "detour": "other_request"}
+    plan = write_plan(values, random.Random(0))
+    other = venue("Elsewhere", category=plan.turns[1].slots["category"], cuisine=None)
+    replies = [Response(f"Try {v['name']}.", [v]) for v in (CHEAP, other, DEAR)]
+    session = FakeSession(replies)
+    response = await run_conversation(session, plan)
+    assert session.closed and session.sent == plan.texts
+    space = load_feature_space("src/stellar/usecases/navi_dialogue/features.yaml")
+
+    class AnyVenue:
+        def satisfiable(self, request) -> bool:
+            return True
+
+    from stellar.records import TestInput
+
+    fitness = NaviDialogueFitness(database=AnyVenue())  # type: ignore[arg-type]
+    candidate = space.candidate(values)
+    evaluation = await fitness.evaluate(candidate, TestInput("x", plan=plan.to_dict()), response)
+    assert evaluation.scores["turns"] < PASS
+    assert evaluation.details["mode"] == "retention at return (detour: other_request)"
+    assert evaluation.details["failing_turn"] == 3
+
+
+async def test_a_clarifying_question_is_answered_once_from_the_goal_and_marked_unplanned():
+    plan = Plan(
+        [Turn(Act.REQUEST, text="Somewhere for grub.")], clarification="I need a restaurant."
+    )
+    session = FakeSession(
+        [Response("Sorry, what kind of place?", []), Response("Try Luigi's.", [CHEAP])]
+    )
+    response = await run_conversation(session, plan)
+    turns = response.data["turns"]
+    assert [t["planned"] for t in turns] == [True, False]
+    assert session.sent == ["Somewhere for grub.", "I need a restaurant."]
+
+
+async def test_an_error_mid_conversation_keeps_the_turns_so_far():
+    plan = Plan([Turn(Act.REQUEST, text="a"), Turn(Act.ADD, text="b")])
+    session = FakeSession([Response("ok", [CHEAP]), Response("", error="HTTP 500")])
+    response = await run_conversation(session, plan)
+    assert response.error == "turn 2: HTTP 500" and len(response.data["turns"]) == 2
+
+
+def test_the_same_candidate_and_seed_give_the_same_plan_and_words():
+    space = load_feature_space("src/stellar/usecases/navi_dialogue/features.yaml")
+    rng = random.Random(7)
+    for _ in range(30):
+        values = space.random_values(rng)
+        first = write_plan(values, random.Random("0:3:5")).to_dict()
+        assert write_plan(values, random.Random("0:3:5")).to_dict() == first
+        assert all(turn["text"].strip() for turn in first["turns"])
+
+
+def test_signature_names_the_check_the_act_and_the_feature():
+    from stellar.usecases.navi_dialogue.checks import Check
+
+    check = Check("reference", 3, "choose", 0.0, "")
+    assert signature(check, {"reference": "ordinal"}) == "reference at choose (reference: ordinal)"
