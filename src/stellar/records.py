@@ -19,6 +19,7 @@ class Status(StrEnum):
 
 DISCARDED = (Status.INVALID, Status.DUPLICATE)
 EXCLUDED_REASON = "excluded_reason"  # the details key saying why a test was excluded
+PLAN_KEY = "plan"  # the details key of a conversation's plan (stellar.dialogue.plan)
 DUPLICATE_OF = (
     "duplicate_of"  # the details key: [generation, index] of the input a duplicate matched
 )

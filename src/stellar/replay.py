@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -103,6 +104,7 @@ class ArchivedCandidate(Candidate):
 
     text: str = ""
     prompt: str | None = None
+    plan: dict[str, Any] | None = None  # a conversation's: its recorded turns are sent again
 
 
 class ArchivedText:
@@ -110,7 +112,7 @@ class ArchivedText:
 
     async def generate(self, candidate: Candidate, rng: random.Random) -> TestInput:
         assert isinstance(candidate, ArchivedCandidate)
-        return TestInput(candidate.text, candidate.prompt)
+        return TestInput(candidate.text, candidate.prompt, candidate.plan)
 
 
 def candidates(tests: Sequence[ReplayTest], space: FeatureSpace) -> list[ArchivedCandidate]:
@@ -128,7 +130,9 @@ def candidates(tests: Sequence[ReplayTest], space: FeatureSpace) -> list[Archive
             raise StellarError(f"test {n} ({test.text[:40]!r}): {exc}") from None
         if test.vector and len(test.vector) == len(space):
             vector = tuple(test.vector)  # as archived
-        found.append(ArchivedCandidate(dict(test.candidate), vector, test.text, test.prompt))
+        found.append(
+            ArchivedCandidate(dict(test.candidate), vector, test.text, test.prompt, test.plan)
+        )
     return found
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from stellar.archive import open_run
 from stellar.errors import StellarError
-from stellar.records import TestRecord
+from stellar.records import PLAN_KEY, TestRecord
 from stellar.rundir import CONFIG_NAME
 from stellar.untrusted import Cleaner
 
@@ -34,6 +34,7 @@ class ReplayTest:
     failed: bool | None = None  # the source's verdict; None: an error, or excluded
     source_id: int | None = None  # its id in the source archive
     scores: dict[str, float] = field(default_factory=dict)  # the source's
+    plan: dict[str, Any] | None = None  # a conversation's plan: its turns are sent again
 
 
 @dataclass
@@ -77,6 +78,7 @@ def _from_record(test_id: int, record: TestRecord) -> ReplayTest:
         failed=record.is_failure or (False if verdict else None),
         source_id=test_id,
         scores=dict(record.scores),
+        plan=record.details.get(PLAN_KEY),
     )
 
 
@@ -93,6 +95,7 @@ def export_suite(run_dir: str | Path, path: str | Path) -> int:
             "candidate": record.candidate,
             "vector": record.vector,
             "scores": record.scores,
+            **({PLAN_KEY: record.details[PLAN_KEY]} if PLAN_KEY in record.details else {}),
             "failed": True,
             "verdict": asdict(record.verdict) if record.verdict is not None else None,
             "run": run_dir.name,
@@ -153,6 +156,9 @@ def _suite_line(line: str, where: str) -> tuple[ReplayTest, str | None]:
         raise StellarError(f"{where}: 'vector' must be a list of numbers")
     test_id = item.get("test_id")
     scores = item.get("scores")
+    plan = item.get(PLAN_KEY)
+    if plan is not None and not (isinstance(plan, dict) and isinstance(plan.get("turns"), list)):
+        raise StellarError(f"{where}: '{PLAN_KEY}' must be a conversation plan with 'turns'")
     return ReplayTest(
         text=text,
         candidate=candidate,
@@ -161,4 +167,5 @@ def _suite_line(line: str, where: str) -> tuple[ReplayTest, str | None]:
         failed=failed,
         source_id=test_id if isinstance(test_id, int) else None,
         scores=scores if isinstance(scores, dict) else {},
+        plan=plan,
     ), config

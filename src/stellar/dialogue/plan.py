@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-PLAN_KEY = "plan"  # the details key a conversation's plan is stored under
+from stellar.records import PLAN_KEY  # noqa: F401 - the details key of a stored plan
 
 
 class Act(StrEnum):
