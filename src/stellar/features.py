@@ -37,9 +37,8 @@ import numpy as np
 from stellar.errors import ConfigError
 from stellar.yaml_loading import read_yaml_file
 
-Kind = Literal["style", "content", "perturbation", "dialogue"]
+Kind = Literal["style", "content", "perturbation", "dialogue"]  # dialogue: stellar.dialogue
 KINDS: tuple[str, ...] = ("style", "content", "perturbation", "dialogue")
-"""``dialogue`` features shape a conversation (corrections, references: ``stellar.dialogue``)."""
 Value = Any  # a YAML scalar: str, int, float or bool
 GRID_CACHE = 8192  # candidates kept by grid point (about 6 MB for 8 features)
 

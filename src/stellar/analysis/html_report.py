@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from stellar.analysis.conversation_view import conversation_view
 from stellar.analysis.earlier_inputs import earlier_inputs
 from stellar.analysis.failure_modes import (
     FailureMode,
@@ -96,7 +97,8 @@ def run_payload(
             [index[i].get(str(record.candidate.get(f["name"])), -1) for i, f in enumerate(features)]
         )
         tests["input"].append(cut(record.input_text, TEXT_LIMIT))
-        tests["answer"].append(cut(record.response_text, TEXT_LIMIT))
+        answer = conversation_view(record) or record.response_text
+        tests["answer"].append(cut(answer, TEXT_LIMIT))
         tests["scores"].append(_scores(record))
         tests["reason"].append(_reason(record, _earlier(data.records, earlier.get(n - 1))))
     failing = _distinct_failures(data.records)
@@ -233,7 +235,7 @@ def _mode(mode: FailureMode, failing: list[TestRecord], total: int) -> dict[str,
         examples.append(
             {
                 "input": cut(text, EXAMPLE_LIMIT),
-                "answer": cut(answer, EXAMPLE_LIMIT),
+                "answer": cut((record and conversation_view(record)) or answer, EXAMPLE_LIMIT),
                 "scores": _scores(record) if record else "",
                 "reason": _reason(record) if record else "",
             }

@@ -24,6 +24,10 @@ It reads only the user's text and works like a small production assistant:
 **LLM mode.** With ``llm`` (a chat model), steps 1-4 stay as they are and the model writes
 the answer from the retrieved POIs, which still come back as ``Response.data``.
 
+**Conversations.** :meth:`NavigationAssistant.open` starts a session that keeps the request,
+the venues offered and the one proposed across turns (:mod:`~stellar.usecases.navi.conversation`);
+:meth:`~NavigationAssistant.query` stays single-turn.
+
 Everything is deterministic given the text and the database. The known weak spots are those
 of real keyword-plus-embedding assistants: slang outside the lexicon ("grub", "crib"),
 homophones ("for stars", "inn" written as "in"), fillers between a number and "stars",
@@ -35,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -42,6 +47,7 @@ import numpy as np
 from stellar.llm.base import ChatModel, PlannedCall, estimate_tokens
 from stellar.records import Response
 from stellar.text.embeddings import get_embedder
+from stellar.usecases.navi.conversation import NaviConversation
 from stellar.usecases.navi.poi import POI
 from stellar.usecases.navi.replies import (
     ABUSIVE_REPLY,
@@ -211,21 +217,25 @@ class NavigationAssistant:
         venue = VenueRequest(**found) if found["category"] else None
         return Understanding(venue, via=via, similarity=similarity, rude=rude)
 
-    def nearest(self, request: VenueRequest) -> tuple[list[tuple[POI, float]], int]:
-        """The ``max_pois`` nearest POIs satisfying ``request``, and how many match."""
+    def nearest(
+        self, request: VenueRequest, exclude: Collection[int] = ()
+    ) -> tuple[list[tuple[POI, float]], int]:
+        """The ``max_pois`` nearest POIs satisfying ``request`` (none whose id is in
+        ``exclude``), and how many match."""
         lat, lon = self.position
-        matches = self.db.query(request, limit=None)
+        matches = [poi for poi in self.db.query(request, limit=None) if poi.id not in exclude]
         ranked = sorted(
             ((poi, distance_km(lat, lon, poi.lat, poi.lon)) for poi in matches),
             key=lambda pair: (round(pair[1], 3), -(pair[0].rating or 0.0), pair[0].id),
         )
         return ranked[: self.max_pois], len(matches)
 
-    def search(self, request: VenueRequest) -> SearchResult:
-        """Search with every constraint, then relax them (see :mod:`venue_search`)."""
+    def search(self, request: VenueRequest, exclude: Collection[int] = ()) -> SearchResult:
+        """Search with every constraint, then relax them (see :mod:`venue_search`); venues
+        whose id is in ``exclude`` (refused in a conversation) are never returned."""
         attempts = [(request, []), *relaxations(request)]
         for used, relaxed in attempts:
-            pois, total = self.nearest(used)
+            pois, total = self.nearest(used, exclude)
             if pois:
                 return SearchResult(pois, total, relaxed, used)
         return SearchResult([], 0, [], request)
@@ -258,6 +268,10 @@ class NavigationAssistant:
         )
         pois = [p.to_dict() for p, _ in result.pois] if result else []
         return Response(text=completion.text.strip(), data=pois)
+
+    async def open(self) -> NaviConversation:
+        """A new conversation (the session interface; see :mod:`conversation`)."""
+        return NaviConversation(self)
 
     def planned_calls(self, candidate: Any = None) -> list[PlannedCall]:
         """One answer-writing call per test in LLM mode (for ``--dry-run``)."""

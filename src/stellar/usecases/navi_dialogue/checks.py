@@ -11,8 +11,9 @@ turn it looked at:
   venue they point at;
 * ``goal``: the venue the conversation ends on fits the final goal.
 
-A venue that misses an attribute stated in an earlier turn, has a corrected-away value, or
-ends the conversation short of the goal scores at most :data:`LAPSE_CAP`.
+A venue that misses an attribute understood in an earlier turn (the venue proposed at the
+turn that stated it, if any, had it), or has a corrected-away value, scores at most
+:data:`LAPSE_CAP`; other misses score as single-turn navi's f2 does.
 
 The venue a turn proposes is the one its answer names first, else the first it returns
 (as for single-turn navi). Turns whose goal no venue in the database satisfies are not
@@ -97,6 +98,7 @@ def check_conversation(
     checks: list[Check] = []
     offered: list[dict[str, Any]] = []  # the last list of venues the goal's turns got
     current: dict[str, Any] | None = None  # the venue proposed last
+    misread: set[tuple[str, int]] = set()  # (attribute, turn) the turn stating it missed
     for index, turn in enumerate(plan.turns):
         exchange = answers.get(index)
         if exchange is None:  # the conversation ended before this turn
@@ -114,7 +116,7 @@ def check_conversation(
         if expect.get("other_than_proposed") and current is not None and _same(here, current):
             checks.append(Check("reference", index, act, 0.0, "proposed the rejected venue again"))
         if "constraints" in expect:
-            checks += _state(index, turn.act, expect, answer, pois, satisfiable)
+            checks += _state(index, turn.act, expect, answer, pois, satisfiable, misread)
         if pois and turn.act is not Act.DETOUR:
             offered, current = pois, here
     goal = final_goal(plan)
@@ -124,12 +126,10 @@ def check_conversation(
             checks.append(Check("goal", last, "end", 0.0, "no venue proposed though some fit"))
         else:
             missed = _missed(request_of(goal), current)
-            score = venue_score(request_of(goal), current)
-            score = min(score, LAPSE_CAP) if missed else score
             note = f"ends on {current.get('name')!r}" + (
                 f", missing {', '.join(missed)}" if missed else ""
             )
-            checks.append(Check("goal", last, "end", score, note))
+            checks.append(Check("goal", last, "end", venue_score(request_of(goal), current), note))
     return checks
 
 
@@ -161,20 +161,26 @@ def _state(
     answer: str,
     pois: Sequence[Mapping[str, Any]],
     satisfiable: Callable[[VenueRequest], bool],
+    misread: set[tuple[str, int]],
 ) -> list[Check]:
-    """The content, retention and correction checks of a turn that states the goal."""
+    """The content, retention and correction checks of a turn that states the goal.
+
+    An attribute the venue misses at the very turn that stated it was misread, not
+    forgotten (``misread`` collects them): later misses of it are content failures too."""
     request = request_of(expect["constraints"])
+    stated, superseded = expect.get("stated", {}), expect.get("superseded", {})
     if not satisfiable(request):
         return []
     venue = proposed(answer, pois)
     if venue is None:
+        misread.update((name, turn) for name, turn in stated.items() if turn == index)
         kind = "content" if act in (Act.REQUEST, Act.DETOUR) else "retention"
         return [Check(kind, index, str(act), 0.0, "no venue offered though some fit")]
     score = venue_score(request, venue)
-    stated, superseded = expect.get("stated", {}), expect.get("superseded", {})
     missed = _missed(request, venue)
+    misread.update((name, index) for name in missed if stated.get(name) == index)
     old = [n for n in missed if any(_has(venue, n, value) for value in superseded.get(n, []))]
-    earlier = [n for n in missed if stated.get(n, index) < index]
+    earlier = [n for n in missed if stated.get(n, index) < index and (n, stated[n]) not in misread]
     name = venue.get("name")
     if old:  # a lapse of state fails whatever else the venue matches
         note = f"{old[0]} still {venue.get(old[0])!r} after the correction"

@@ -79,6 +79,7 @@ class NaviDialogueFitness:
             worst = min(failed, key=lambda c: (c.score, c.turn))
             details["failing_turn"] = worst.turn + 1
             details[MODE_KEY] = signature(worst, dict(candidate.values))
+            details["reason"] = f"turn {worst.turn + 1} ({worst.act}): {worst.check}: {worst.note}"
         goal = final_goal(plan)
         excluded = bool(goal) and not self.db.satisfiable(request_of(goal))
         if excluded:

@@ -1,0 +1,29 @@
+"""A conversation as a person reads it: numbered turns with their acts, the failing one marked."""
+
+from __future__ import annotations
+
+from stellar.records import PLAN_KEY, TestRecord
+
+FAILING_MARK = "▶"
+
+
+def conversation_view(record: TestRecord) -> str | None:
+    """The transcript of a conversation test (None for a single-turn test): each turn as
+    ``N. act | user: ...`` and ``assistant: ...``, unplanned turns marked as such, and the
+    failing turn (``details["failing_turn"]``, from 1) marked with ▶."""
+    data = record.response_data
+    if PLAN_KEY not in record.details or not isinstance(data, dict):
+        return None
+    failing = record.details.get("failing_turn")
+    exchanges = [e for e in data.get("turns", []) if isinstance(e, dict)]
+    last = {e.get("turn"): i for i, e in enumerate(exchanges)}  # a turn's final exchange
+    lines = []
+    for i, exchange in enumerate(exchanges):
+        number = int(exchange.get("turn", 0)) + 1
+        marked = failing == number and last.get(number - 1) == i
+        act = exchange.get("act") if exchange.get("planned") else "clarify (unplanned)"
+        lines.append(
+            f"{FAILING_MARK if marked else ' '} {number}. {act} | user: {exchange.get('user')}"
+        )
+        lines.append(f"     assistant: {exchange.get('answer')}")
+    return "\n".join(lines)
