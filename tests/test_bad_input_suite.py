@@ -258,6 +258,45 @@ SETTINGS = [
         "{Authorization: 'Bearer abc123'}}\n",
         ("sut.headers.Authorization",),
     ),
+    # conversations with an HTTP system
+    (
+        "conversation-state",
+        "sut: {type: http, url: 'http://localhost:9/x', conversation: {state: memory}}\n",
+        ("sut.conversation.state", "session"),
+    ),
+    (
+        "conversation-no-session-id",
+        "sut: {type: http, url: 'http://localhost:9/x', conversation: {state: session}}\n",
+        ("sut.conversation", "{{session_id}}", "session_header"),
+    ),
+    (
+        "conversation-no-messages",
+        "sut: {type: http, url: 'http://localhost:9/x', conversation: {state: history}}\n",
+        ("sut.conversation", "{{messages}}"),
+    ),
+    (
+        "conversation-from-not-jsonpath",
+        "sut: {type: http, url: 'http://localhost:9/x', body: {t: '{{input}}', "
+        "s: '{{session_id}}'}, conversation: {state: session, session_id: {from: '$[[['}}}\n",
+        ("sut.conversation.session_id.from", "JSONPath"),
+    ),
+    (
+        "conversation-unknown-key",
+        "sut: {type: http, url: 'http://localhost:9/x', body: {m: '{{messages}}'}, "
+        "conversation: {state: history, memory: 3}}\n",
+        ("sut.conversation.memory",),
+    ),
+    (
+        "conversation-session-header-without-session",
+        "sut: {type: http, url: 'http://localhost:9/x', "
+        "conversation: {state: squash, session_header: X-Session}}\n",
+        ("sut.conversation", "session_header", "state: session"),
+    ),
+    (
+        "conversation-messages-without-history",
+        "sut: {type: http, url: 'http://localhost:9/x', body: {m: '{{messages}}'}}\n",
+        ("sut.conversation", "{{messages}}", "history"),
+    ),
     (
         "model-url-port",
         "generator: {type: llm, model: 'openai-compatible:m@http://h:99999/v1', "
@@ -563,6 +602,7 @@ CONTROLS = [
     # a template shared with a space that has the feature guards it: not an error
     ("run-llm-guarded-field", ["run", "@work/llm-guarded.yaml", "--dry-run"]),
     ("run-http-sut", ["run", "@work/http-good.yaml", "--dry-run"]),
+    ("run-http-conversation", ["run", "@work/http-conversation.yaml", "--dry-run"]),
     ("run-declared-scores", ["run", "@work/declared-good.yaml", "--dry-run"]),
     ("run-navi", ["run", "navi", "--dry-run"]),
     ("run-sut-url", ["run", "@config", "--sut", "http://[::1]:8080/answer", "--dry-run"]),
@@ -594,6 +634,9 @@ def work(tmp_path_factory) -> dict[str, Path]:
         "llm-good.yaml": LLM + "good.j2}\n",
         "llm-guarded.yaml": LLM + "guarded.j2}\n",
         "http-good.yaml": "sut: {type: http, url: 'https://user@example.com:8443/a?b=c'}\n",
+        "http-conversation.yaml": "sut: {type: http, url: 'http://localhost:9/chat', "
+        "body: {session: '{{session_id}}', text: '{{input}}'}, conversation: {state: session, "
+        "reset: {url: 'http://localhost:9/chat/{{session_id}}'}}}\n",
         "declared-good.yaml": "fitness: {target: 'suite_plugins:scored', objectives: [quality]}\n",
     }
     for name, extra in controls.items():

@@ -45,6 +45,8 @@ CALL_ARGS = {
     "oracle": 1,
     "perturbation": 2,
 }
+# Keyword arguments of each call, by kind: a system under test's earlier turns.
+CALL_KEYWORDS = {"sut": frozenset({"history"})}
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,7 @@ def _derived_model(obj: Any, kind: str) -> type[BaseModel]:
         params = params[1:]  # self
     elif kind in CALL_ARGS:
         params = params[CALL_ARGS[kind] :]  # the arguments of each call
+        params = [p for p in params if p.name not in CALL_KEYWORDS.get(kind, ())]
     extra = "allow" if any(p.kind is p.VAR_KEYWORD for p in params) else "forbid"
     fields: dict[str, Any] = {
         p.name: (Any, ... if p.default is p.empty else p.default)

@@ -26,6 +26,8 @@ from stellar import __version__
 from stellar.archive import Archive
 from stellar.assembly import build_components, build_post_search
 from stellar.config import RunConfig, model_names
+from stellar.dialogue.probe import MemoryProbe, probe_memory
+from stellar.dialogue.session import holds_conversations
 from stellar.errors import ModelAccessError, StellarError
 from stellar.features import Candidate
 from stellar.gc_tuning import tuned_for_a_run
@@ -67,6 +69,13 @@ class Run:
         self.generator, self.sut = parts.generator, parts.sut
         self.fitness, self.oracle, self.duplicates = parts.fitness, parts.oracle, parts.duplicates
         self.check_response = parts.check_response
+        self.conversational = any(f.kind == "dialogue" for f in self.space.features)
+        if self.conversational and not holds_conversations(self.sut):
+            raise StellarError(
+                f"the feature space has dialogue features, but the system under test "
+                f"({type(self.sut).__name__}) holds no conversation: give one that does "
+                "(an HTTP system needs sut.conversation; docs/dialogue.md)"
+            )
         self.modes = RunModes(mode_embedder(config.duplicates.embedder), config.oracle.below)
         self._tells_modes = "modes" in inspect.signature(self.algorithm.tell).parameters
         self.post_search = build_post_search(config, self.models)
@@ -121,6 +130,9 @@ class Run:
                 await prepare()
             else:
                 await asyncio.to_thread(prepare)
+        probe = self.config.probe
+        if self.conversational and probe.enabled:  # a system that forgets would test nothing
+            await probe_memory(self.sut, MemoryProbe(list(probe.turns), probe.expect))
         self._prepared = True
 
     async def execute(self) -> RunSummary:

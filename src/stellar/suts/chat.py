@@ -1,4 +1,4 @@
-"""A chat model as the system under test."""
+"""A chat model as the system under test; in a conversation it is sent the whole history."""
 
 from __future__ import annotations
 
@@ -34,15 +34,20 @@ class ChatSUT:
         self.model, self.system_prompt = model, system_prompt
         self.temperature, self.max_tokens = temperature, max_tokens
 
-    def messages(self, text: str) -> list[Message]:
+    def messages(self, text: str, history: list[Message] | None = None) -> list[Message]:
+        """The system prompt, the earlier turns (``history``), then the user's ``text``."""
         system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-        return [*system, {"role": "user", "content": text}]
+        return [*system, *(history or []), {"role": "user", "content": text}]
 
-    async def query(self, text: str) -> Response:
+    async def query(self, text: str, history: list[Message] | None = None) -> Response:
         completion = await self.model.complete(
-            self.messages(text), temperature=self.temperature, max_tokens=self.max_tokens
+            self.messages(text, history), temperature=self.temperature, max_tokens=self.max_tokens
         )
         return Response(text=completion.text)  # a model answers in text: no structured data
+
+    async def open(self) -> ChatSession:
+        """A conversation: each turn sends the system prompt and every turn so far."""
+        return ChatSession(self)
 
     def planned_calls(self, candidate: Any = None) -> list[PlannedCall]:
         prompt = estimate_tokens(self.system_prompt or "") + TYPICAL_INPUT_TOKENS + 8
@@ -51,3 +56,22 @@ class ChatSUT:
 
     async def aclose(self) -> None:
         """The model clients are closed by the run."""
+
+
+class ChatSession:
+    """One conversation with a chat model: the user's turns and the model's replies."""
+
+    def __init__(self, sut: ChatSUT) -> None:
+        self.sut = sut
+        self.history: list[Message] = []
+
+    async def send(self, text: str) -> Response:
+        response = await self.sut.query(text, self.history)
+        self.history += [
+            {"role": "user", "content": text},
+            {"role": "assistant", "content": response.text},
+        ]
+        return response
+
+    async def close(self) -> None:
+        """Nothing to free: the history lives here."""

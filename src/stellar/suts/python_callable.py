@@ -1,4 +1,9 @@
-"""A Python function as the system under test."""
+"""A Python function as the system under test.
+
+A function with a parameter named ``history`` holds conversations: each turn calls
+``func(text, history=[{"role": ..., "content": ...}, ...])`` with the earlier turns. An object
+with its own ``open()`` is opened as it is; a plain ``func(text)`` answers single turns only.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from stellar.records import Response
+
+HISTORY = "history"  # the parameter a function takes the earlier turns in
 
 
 def to_response(result: Any) -> Response:
@@ -26,24 +33,69 @@ def to_response(result: Any) -> Response:
     )
 
 
+def takes_history(func: Callable[..., Any]) -> bool:
+    """Whether ``func`` has a parameter named ``history``."""
+    try:
+        return HISTORY in inspect.signature(func).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
+
+
 class PythonSUT:
     """Calls ``func(text)``; sync functions run in a thread pool so the event loop never blocks."""
 
-    def __init__(self, func: Callable[[str], Any], workers: int = 8) -> None:
+    def __init__(self, func: Callable[..., Any], workers: int = 8) -> None:
         self.func = func
         self.is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
             getattr(func, "__call__", None)  # noqa: B004 - async callable objects
         )
         self.pool = None if self.is_async else ThreadPoolExecutor(max_workers=workers)
+        self.takes_history = takes_history(func)
+        if self.takes_history:
+            self.open = self._open  # only a system that keeps conversations has open()
+        elif callable(getattr(func, "open", None)):
+            self.open = self._open_own
 
     async def query(self, text: str) -> Response:
+        return await self.call(text, [] if self.takes_history else None)
+
+    async def call(self, text: str, history: list[dict[str, str]] | None) -> Response:
+        """``func(text)``, or ``func(text, history=...)`` when ``history`` is given."""
+        kwargs = {} if history is None else {HISTORY: history}
         if self.is_async:
-            result = await self.func(text)
+            result = await self.func(text, **kwargs)
         else:
             loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(self.pool, self.func, text)
+            result = await loop.run_in_executor(self.pool, lambda: self.func(text, **kwargs))
         return to_response(result)
+
+    async def _open(self) -> PythonSession:
+        return PythonSession(self)
+
+    async def _open_own(self) -> Any:
+        """The object's own session (``open()`` may be sync or async)."""
+        session = self.func.open()  # type: ignore[attr-defined]
+        return await session if inspect.isawaitable(session) else session
 
     async def aclose(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+class PythonSession:
+    """One conversation with a function that takes ``history``: the turns so far."""
+
+    def __init__(self, sut: PythonSUT) -> None:
+        self.sut = sut
+        self.history: list[dict[str, str]] = []
+
+    async def send(self, text: str) -> Response:
+        response = await self.sut.call(text, [dict(m) for m in self.history])  # a copy each turn
+        self.history += [
+            {"role": "user", "content": text},
+            {"role": "assistant", "content": response.text},
+        ]
+        return response
+
+    async def close(self) -> None:
+        """Nothing to free: the history lives here."""
