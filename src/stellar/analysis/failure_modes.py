@@ -89,14 +89,17 @@ def failure_modes(
     if not tests:
         return []
     model = get_embedder(embedder) if isinstance(embedder, str) else embedder
-    vectors = np.asarray(model.embed([t.answer for t in tests]), dtype=float)
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    plain = [i for i, t in enumerate(tests) if t.key is None]  # keyed modes need no meaning
+    found = np.asarray(model.embed([tests[i].answer for i in plain]), dtype=float)
+    vectors = np.zeros((len(tests), found.shape[1] if plain else 1))
+    if plain:
+        vectors[plain] = found / np.maximum(np.linalg.norm(found, axis=1, keepdims=True), 1e-12)
     tracker = ModeTracker(model, distance)
     ids = np.array(tracker.assign(tests, vectors))
     modes = []
     for mode, (failed, key) in enumerate(tracker.groups):
         members = np.flatnonzero(ids == mode)
-        centre = vectors[members].mean(axis=0)
+        centre = vectors[members].mean(axis=0)  # examples: the most typical answers first
         nearest = members[np.argsort(-(vectors[members] @ centre), kind="stable")]
         examples = list(dict.fromkeys((tests[i].input, tests[i].answer) for i in nearest))
         label = mode_title(failed, examples[0][1], key)
