@@ -20,6 +20,7 @@ from stellar.cli import (
     replay_command,
     report_command,
     run_command,
+    shrink_command,
     tools_commands,
 )
 from stellar.cli.options import check_bounds
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate_command.add_parser(commands)
     replay_command.add_parser(commands)
     report_command.add_parser(commands)
+    shrink_command.add_parser(commands)
     tools_commands.add_parsers(commands)
     return parser
 

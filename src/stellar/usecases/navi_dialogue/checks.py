@@ -33,6 +33,7 @@ from stellar.usecases.navi.fitness import (
     first_named,
     judged_venue,
     venue_score,
+    wrong_kind,
 )
 from stellar.usecases.navi.realiser_lexicon import ATTRIBUTES
 from stellar.usecases.navi.request import VenueRequest
@@ -169,9 +170,11 @@ def _state(
     forgotten (``misread`` collects them): later misses of it are content failures too."""
     request = request_of(expect["constraints"])
     stated, superseded = expect.get("stated", {}), expect.get("superseded", {})
-    if not satisfiable(request):
-        return []
     venue = proposed(answer, pois)
+    if not satisfiable(request):  # no right answer; a venue of another kind was still misread
+        kinds = wrong_kind(request, venue) if venue is not None else []
+        misread.update((name, index) for name in kinds if stated.get(name) == index)
+        return []
     if venue is None:
         misread.update((name, turn) for name, turn in stated.items() if turn == index)
         kind = "content" if act in (Act.REQUEST, Act.DETOUR) else "retention"
