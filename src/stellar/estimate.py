@@ -5,7 +5,8 @@ Nothing is sent. Components that call models say which calls they make for a can
 about four characters per token. Generation is also paid for inputs that are then discarded
 as duplicates or invalid, assumed to be ``DISCARD_SHARE`` of all generated inputs (the
 built-in use case discards about 28%). Retries and judge repair calls are not
-included, so the real numbers can be somewhat higher.
+included, so the real numbers can be somewhat higher. A conversation calls the system
+once per planned turn (a generator's ``planned_turns``; clarifying turns not counted).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Estimate:
     tests: int
     rows: list[EstimateRow]
     assumed_tests: bool  # the budget sets no test count: estimated per PER_TESTS tests
+    turns: float | None = None  # conversations: mean planned turns (system calls per test)
 
     @property
     def cost(self) -> float | None:
@@ -51,17 +53,20 @@ def estimate_run(config: RunConfig) -> Estimate:
     totals: dict[tuple[str, str], list[float]] = {}
     post_search = build_post_search(config, parts.models)
     post_judge = post_search.judge if post_search else None
+    counted = getattr(parts.generator, "planned_turns", None)  # a conversation's system calls
+    turns = [counted(c, random.Random(config.seed)) if counted else 1 for c in candidates]
     for component in (parts.generator, parts.sut, parts.fitness, post_judge):
         plan = getattr(component, "planned_calls", None)
         if plan is None:
             continue
-        for candidate in candidates:
+        for candidate, per_turn in zip(candidates, turns, strict=True):
             call: PlannedCall
             for call in plan(candidate):
                 entry = totals.setdefault((call.role, call.model), [0.0, 0.0, 0.0])
-                entry[0] += call.calls
-                entry[1] += call.calls * call.input_tokens
-                entry[2] += call.calls * call.output_tokens
+                calls = call.calls * (per_turn if call.role == "sut" else 1)
+                entry[0] += calls
+                entry[1] += calls * call.input_tokens
+                entry[2] += calls * call.output_tokens
     tests = config.budget.tests or PER_TESTS
     rows = []
     for (role, model), (calls, tokens_in, tokens_out) in totals.items():
@@ -71,4 +76,5 @@ def estimate_run(config: RunConfig) -> Estimate:
         tokens_in, tokens_out = tokens_in * scale, tokens_out * scale
         cost = None if price is None else (tokens_in * price[0] + tokens_out * price[1]) / 1e6
         rows.append(EstimateRow(role, model, calls * scale, tokens_in, tokens_out, cost))
-    return Estimate(tests, rows, config.budget.tests is None)
+    mean_turns = sum(turns) / len(turns) if counted else None
+    return Estimate(tests, rows, config.budget.tests is None, mean_turns)

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stellar.llm.usage import add_usage, total_cost
-from stellar.records import Status, TestRecord
+from stellar.records import PLAN_KEY, Status, TestRecord
 
 OUTCOMES = (
     "tests",
+    "turns",
     "verdicts",
     "failures",
     "duplicates",
@@ -29,6 +30,7 @@ class RunSummary:
     algorithm: str
     seed: int
     tests: int = 0  # inputs sent to the system under test
+    turns: int = 0  # conversations: the user turns they sent, clarifying ones included
     verdicts: int = 0  # tests the oracle judged (not errors, not excluded)
     failures: int = 0
     modes: int = 0  # failure modes the search found as it ran (stellar.modes)
@@ -72,6 +74,9 @@ class RunSummary:
 
     def _tally(self, record: TestRecord) -> None:
         self.tests += record.executed
+        data = record.response_data
+        if isinstance(data, dict) and PLAN_KEY in record.details:
+            self.turns += len(data.get("turns") or ())
         self.verdicts += record.judged and not record.final_excluded
         self.failures += record.is_failure
         self.excluded += record.judged and record.final_excluded

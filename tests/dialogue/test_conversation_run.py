@@ -90,3 +90,12 @@ def test_shrink_finds_a_shorter_conversation_that_fails_the_same_way(conversatio
 def test_shrink_refuses_what_is_not_a_run_directory(tmp_path):
     result = cli("shrink", tmp_path)
     assert result.returncode == 2 and "not a run directory" in result.stderr
+
+
+def test_a_dry_run_counts_one_system_call_per_planned_turn():
+    sut = 'sut={type: navi, llm: "openai:gpt-4o-mini"}'
+    result = cli("run", "navi-dialogue", "--dry-run", "--tests", "100", "--set", sut)
+    assert result.returncode == 0, result.stderr
+    assert "planned turns each on average" in result.stdout
+    calls = next(line for line in result.stdout.splitlines() if "gpt-4o-mini" in line)
+    assert int(calls.split("│")[3].strip().replace(",", "")) > 300  # 100 conversations

@@ -98,7 +98,8 @@ def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | Non
     out.print(
         f"\n[bold]Stopped:[/] {shown(s.stop_message or s.stop_reason)}\n"
         f"{diversity_line(s, modes)}"
-        f"tests {s.tests}  verdicts {s.verdicts}  failures {s.failures}  "
+        f"tests {s.tests}{f' (conversations, {s.turns} turns)' if s.turns else ''}  "
+        f"verdicts {s.verdicts}  failures {s.failures}  "
         f"ratio {s.failure_ratio:.1%} of verdicts  "
         f"duplicates {s.duplicates}  invalid {s.invalid}  "
         f"errors {s.sut_errors} sut / {s.judge_errors} judge  excluded {s.excluded}  "
@@ -299,6 +300,12 @@ def print_estimate(estimate: Estimate, name: str) -> None:
         )
         + f"\nassumes ~4 characters per token and {DISCARD_SHARE:.0%} of generated inputs "
         "discarded; retries, judge repairs and cached answers are not counted"
+        + (
+            f"\nconversations: {estimate.turns:.1f} planned turns each on average, one system "
+            "call per turn (answers to clarifying questions not counted)"
+            if estimate.turns
+            else ""
+        )
     )
 
 

@@ -27,7 +27,7 @@ and after and the shortest failing transcript; writes them to RUN_DIR/{SHRUNK_NA
 Every try is a real conversation with the run's system under test (its config.yaml).
 
 examples:
-  stellar shrink runs/navi-dialogue-stellar-s0-20261127-101500
+  stellar shrink runs/shop-dialogue-stellar-s0-20261127-101500
   stellar shrink RUN_DIR --limit 3
 """
 

@@ -123,3 +123,7 @@ class NaviDialogueRealiser:
     async def generate(self, candidate: Candidate, rng: random.Random) -> TestInput:
         plan = write_plan(candidate.values, rng)
         return TestInput(text=joined(plan.texts), plan=plan.to_dict())
+
+    def planned_turns(self, candidate: Candidate, rng: random.Random) -> int:
+        """The turns of the candidate's plan (``--dry-run``: system calls per test)."""
+        return len(compile_plan(candidate.values, rng).turns)
