@@ -80,7 +80,7 @@ def planted(plan: Plan, answers: list[list[dict[str, Any]]]) -> dict[str, Any]:
 def checks_of(values: dict[str, Any], answers: list[list[dict[str, Any]]], seed: int = 0):
     plan = compile_plan(values, random.Random(seed))
     assert len(plan.turns) == len(answers), [t.act for t in plan.turns]
-    return plan, check_conversation(plan, planted(plan, answers), lambda request: True)
+    return plan, check_conversation(plan, planted(plan, answers), lambda request, excluding: True)
 
 
 def failed(checks) -> list[str]:
@@ -191,6 +191,9 @@ async def test_the_fitness_scores_a_run_conversation_and_names_its_mode():
         def satisfiable(self, request) -> bool:
             return True
 
+        def query(self, request, limit=None) -> list:
+            return []
+
     from stellar.records import TestInput
 
     fitness = NaviDialogueFitness(database=AnyVenue())  # type: ignore[arg-type]
@@ -236,3 +239,30 @@ def test_signature_names_the_check_the_act_and_the_feature():
 
     check = Check("reference", 3, "choose", 0.0, "")
     assert signature(check, {"reference": "ordinal"}) == "reference at choose (reference: ordinal)"
+
+
+def test_an_attribute_some_listed_venue_missed_was_not_understood_so_missing_it_later_is_no_lapse():
+    values = {**BASE, "detour": "other_request"}
+    plan = compile_plan(values, random.Random(0))
+    other = venue("Elsewhere", category=plan.turns[1].slots["category"], cuisine=None)
+    _, checks = checks_of(values, [[CHEAP, DEAR], [other], [DEAR]])
+    assert "retention" not in [c.check for c in checks]
+
+
+def test_an_ordinal_counts_in_the_last_list_of_two_or_more():
+    values = {**BASE, "reference": "ordinal"}
+    _, checks = checks_of(values, [[CHEAP], [CHEAP_2]])  # one venue is not a list to count in
+    assert [c.check for c in checks if c.check == "reference"] == []
+
+
+def test_after_a_rejection_the_rejected_venue_does_not_count_as_a_fitting_one():
+    values = {**BASE, "confirm": "reject_then_accept"}
+    plan = compile_plan(values, random.Random(0))
+    answers = [[CHEAP], [THAI], [THAI]]  # Luigi's turned down, and nothing else fits
+
+    def only_luigis(request, excluding) -> bool:
+        return "Luigi's" not in excluding
+
+    data = planted(plan, answers)
+    assert failed(check_conversation(plan, data, only_luigis)) == []
+    assert "retention" in failed(check_conversation(plan, data, lambda request, excluding: True))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from stellar.features import Candidate
@@ -150,8 +150,14 @@ def _politeness(
     return opener, sentence, closer
 
 
-def _compose(values: Mapping[str, Any], rng: random.Random, compact: bool = False) -> str:
-    """The unperturbed utterance; ``compact`` leaves out optional remarks."""
+def _compose(
+    values: Mapping[str, Any],
+    rng: random.Random,
+    compact: bool = False,
+    quiet: Collection[str] = (),
+) -> str:
+    """The unperturbed utterance; ``compact`` leaves out optional remarks, ``quiet``: attributes
+    it makes no "don't care" remark about."""
     request = ContentPhrases(values, rng)
     slang = request.slang
     anthropomorphism = values.get("anthropomorphism", "directive")
@@ -169,7 +175,7 @@ def _compose(values: Mapping[str, Any], rng: random.Random, compact: bool = Fals
         before.append(pick(rng, RUDE_EMPATHIC_FEELINGS if rude else FEELINGS, slang))
     if request.level == "implicit":
         (before if rng.random() < 0.7 else after).append(request.need())
-    remark = None if compact else request.indifference()
+    remark = None if compact else request.indifference(quiet)
     parts = [*before, sentence, *after, *apart, *(p for p in (remark, closer) if p)]
     if opener and opener.endswith(","):  # "Yo, ...", unless the text opens with one ("Bro, ...")
         if not re.match(r"[\w']+,", parts[0]):
@@ -179,16 +185,19 @@ def _compose(values: Mapping[str, Any], rng: random.Random, compact: bool = Fals
     return tidy(" ".join(parts))
 
 
-def realise(values: Mapping[str, Any], rng: random.Random) -> str:
+def realise(values: Mapping[str, Any], rng: random.Random, quiet: Collection[str] = ()) -> str:
     """A user utterance expressing the candidate ``values``; deterministic for an rng state.
 
     The word perturbation named by ``values["word_perturbation"]`` is applied last, with the
-    same rng (see :func:`realise_with_plain`).
+    same rng (see :func:`realise_with_plain`). ``quiet``: attributes never remarked on as
+    not mattering (a conversation asks for them later).
     """
-    return realise_with_plain(values, rng)[1]
+    return realise_with_plain(values, rng, quiet)[1]
 
 
-def realise_with_plain(values: Mapping[str, Any], rng: random.Random) -> tuple[str, str]:
+def realise_with_plain(
+    values: Mapping[str, Any], rng: random.Random, quiet: Collection[str] = ()
+) -> tuple[str, str]:
     """The utterance before and after its word perturbation (:func:`realise` gives the second).
 
     Utterances longer than ``MAX_CHARS``, and perturbed ones the operator left unchanged, are
@@ -200,7 +209,7 @@ def realise_with_plain(values: Mapping[str, Any], rng: random.Random) -> tuple[s
     plain = text = ""
     fallback: tuple[str, str] | None = None
     for attempt in range(ATTEMPTS):
-        plain = capitalise(_compose(values, rng, compact=attempt >= ATTEMPTS // 2))
+        plain = capitalise(_compose(values, rng, attempt >= ATTEMPTS // 2, quiet))
         text = capitalise(perturb(plain, rng))
         if len(text) > MAX_CHARS:
             continue

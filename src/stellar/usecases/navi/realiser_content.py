@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from stellar.usecases.navi.realiser_lexicon import (
@@ -222,12 +222,15 @@ class ContentPhrases:
         words.append(self.rng.choice(TERSE_ENDS).rstrip("."))
         return " ".join(w + "." for w in words)
 
-    def indifference(self) -> str | None:
-        """Now and then, a remark on an attribute the speaker does not care about."""
+    def indifference(self, quiet: Collection[str] = ()) -> str | None:
+        """Now and then, a remark on an attribute the speaker does not care about (never on
+        those in ``quiet``)."""
         unasked = [
             name
             for name in ATTRIBUTES
-            if self.values.get(name, "none") == "none" and self.category in APPLICABLE[name]
+            if self.values.get(name, "none") == "none"
+            and self.category in APPLICABLE[name]
+            and name not in quiet
         ]
         if not unasked or self.rng.random() >= 0.12:
             return None

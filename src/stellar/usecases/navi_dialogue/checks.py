@@ -11,18 +11,21 @@ turn it looked at:
   venue they point at;
 * ``goal``: the venue the conversation ends on fits the final goal.
 
-A venue that misses an attribute understood in an earlier turn (the venue proposed at the
-turn that stated it, if any, had it), or has a corrected-away value, scores at most
-:data:`LAPSE_CAP`; other misses score as single-turn navi's f2 does.
+A venue that misses an attribute the system had understood in an earlier turn (every venue
+it listed at the turn that stated the attribute had it), or has a corrected-away value,
+scores at most :data:`LAPSE_CAP`; other misses score as single-turn navi's f2 does, and are
+``content`` failures: an attribute never shown understood is a misunderstanding, not a
+lapse of memory.
 
 The venue a turn proposes is the one its answer names first, else the first it returns
-(as for single-turn navi). Turns whose goal no venue in the database satisfies are not
+(as for single-turn navi); "the second one" counts in the last list of two or more venues.
+Turns whose goal no venue in the database satisfies (rejected venues left out) are not
 checked: there is no right answer to hold them to.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +36,6 @@ from stellar.usecases.navi.fitness import (
     first_named,
     judged_venue,
     venue_score,
-    wrong_kind,
 )
 from stellar.usecases.navi.realiser_lexicon import ATTRIBUTES
 from stellar.usecases.navi.request import VenueRequest
@@ -45,6 +47,8 @@ LAPSE_CAP = 0.5
 the user corrected away: the weighted agreement alone passes a venue that misses one of four
 attributes (0.75), and a forgotten wish is the failure a conversation test is for."""
 STATE_CHECKS = ("content", "retention", "correction")
+Satisfiable = Callable[[VenueRequest, Collection[str]], bool]
+"""Whether some venue satisfies a request, the venues of the given names left out."""
 CONVERSATION_CHECKS = ("reference", "goal")
 
 
@@ -91,47 +95,122 @@ def proposed(answer: str, pois: Sequence[Mapping[str, Any]]) -> dict[str, Any] |
     return None if venue is None else dict(pois[venue.index])
 
 
-def check_conversation(
-    plan: Plan, data: Any, satisfiable: Callable[[VenueRequest], bool]
-) -> list[Check]:
+def check_conversation(plan: Plan, data: Any, satisfiable: Satisfiable) -> list[Check]:
     """Every check of the conversation (``data``: the runner's exchanges)."""
-    answers = answers_by_turn(data)
-    checks: list[Check] = []
-    offered: list[dict[str, Any]] = []  # the last list of venues the goal's turns got
-    current: dict[str, Any] | None = None  # the venue proposed last
-    misread: set[tuple[str, int]] = set()  # (attribute, turn) the turn stating it missed
-    for index, turn in enumerate(plan.turns):
-        exchange = answers.get(index)
-        if exchange is None:  # the conversation ended before this turn
-            break
-        pois, answer = venues(exchange["data"]), exchange["answer"]
+    return _Checker(plan, satisfiable).run(answers_by_turn(data))
+
+
+class _Checker:
+    def __init__(self, plan: Plan, satisfiable: Satisfiable) -> None:
+        self.plan, self.satisfiable = plan, satisfiable
+        self.checks: list[Check] = []
+        self.offered: list[dict[str, Any]] = []  # the last list of two or more venues
+        self.current: dict[str, Any] | None = None  # the venue proposed last
+        self.understood: set[tuple[str, int]] = set()  # (attribute, turn that stated it)
+        self.rejected: list[str] = []  # names of the venues the user turned down
+
+    def run(self, answers: Mapping[int, Mapping[str, Any]]) -> list[Check]:
+        for index, turn in enumerate(self.plan.turns):
+            exchange = answers.get(index)
+            if exchange is None:  # the conversation ended before this turn
+                break
+            pois, answer = venues(exchange["data"]), exchange["answer"]
+            self._turn(index, turn.act, turn.expect, answer, pois)
+            if pois and turn.act is not Act.DETOUR:
+                self.current = proposed(answer, pois)
+                if len(pois) > 1:
+                    self.offered = pois
+        if answers:
+            self._goal(max(answers))
+        return self.checks
+
+    def _turn(
+        self,
+        index: int,
+        act: Act,
+        expect: Mapping[str, Any],
+        answer: str,
+        pois: list[dict[str, Any]],
+    ) -> None:
         here = proposed(answer, pois)
-        expect, act = turn.expect, str(turn.act)
         referent = expect.get("referent", {})
-        if "ordinal" in referent and offered:
-            target = _ordinal(offered, referent["ordinal"])
+        if "ordinal" in referent and self.offered:
+            target = _ordinal(self.offered, referent["ordinal"])
             if target is not None:
-                checks.append(_reference(index, act, target, answer, here, "the venue picked"))
-        elif referent.get("proposed") and current is not None:
-            checks.append(_reference(index, act, current, answer, here, "the venue proposed"))
-        if expect.get("other_than_proposed") and current is not None and _same(here, current):
-            checks.append(Check("reference", index, act, 0.0, "proposed the rejected venue again"))
-        if "constraints" in expect:
-            checks += _state(index, turn.act, expect, answer, pois, satisfiable, misread)
-        if pois and turn.act is not Act.DETOUR:
-            offered, current = pois, here
-    goal = final_goal(plan)
-    if goal and satisfiable(request_of(goal)) and answers:
-        last = max(answers)
-        if current is None:
-            checks.append(Check("goal", last, "end", 0.0, "no venue proposed though some fit"))
-        else:
-            missed = _missed(request_of(goal), current)
-            note = f"ends on {current.get('name')!r}" + (
-                f", missing {', '.join(missed)}" if missed else ""
+                self.checks.append(_reference(index, act, target, answer, here, "the venue picked"))
+        elif referent.get("proposed") and self.current is not None:
+            self.checks.append(
+                _reference(index, act, self.current, answer, here, "the venue proposed")
             )
-            checks.append(Check("goal", last, "end", venue_score(request_of(goal), current), note))
-    return checks
+        if expect.get("other_than_proposed") and self.current is not None:
+            if _same(here, self.current):
+                self.checks.append(
+                    Check("reference", index, str(act), 0.0, "proposed the rejected venue again")
+                )
+            self.rejected.append(str(self.current.get("name")))
+        if "constraints" in expect:
+            self._state(index, act, expect, answer, pois)
+
+    def _state(
+        self,
+        index: int,
+        act: Act,
+        expect: Mapping[str, Any],
+        answer: str,
+        pois: list[dict[str, Any]],
+    ) -> None:
+        """The content, retention and correction checks of a turn that states the goal."""
+        request = request_of(expect["constraints"])
+        stated, superseded = expect.get("stated", {}), expect.get("superseded", {})
+        if not self.satisfiable(request, self.rejected):
+            return
+        venue = proposed(answer, pois)
+        if venue is None:
+            kind = "content" if act in (Act.REQUEST, Act.DETOUR) else "retention"
+            self.checks.append(
+                Check(kind, index, str(act), 0.0, "no venue offered though some fit")
+            )
+            return
+        missed_by_any = {name for poi in pois for name in _missed(request, poi)}
+        self.understood.update(
+            (name, index)
+            for name, turn in stated.items()
+            if turn == index and name not in missed_by_any
+        )
+        score, missed, name = (
+            venue_score(request, venue),
+            _missed(request, venue),
+            venue.get("name"),
+        )
+        old = [n for n in missed if any(_has(venue, n, value) for value in superseded.get(n, []))]
+        forgotten = [
+            n for n in missed if stated.get(n, index) < index and (n, stated[n]) in self.understood
+        ]
+        if old:  # a lapse of state fails whatever else the venue matches
+            note = f"{old[0]} still {venue.get(old[0])!r} after the correction"
+            check = Check("correction", index, str(act), min(score, LAPSE_CAP), note)
+        elif forgotten:
+            n = forgotten[0]
+            note = f"{n} stated at turn {stated[n] + 1} (understood then) not honoured by {name!r}"
+            check = Check("retention", index, str(act), min(score, LAPSE_CAP), note)
+        else:
+            note = f"{name!r} misses {', '.join(missed)}" if missed else f"{name!r} fits"
+            check = Check("content", index, str(act), score, note)
+        self.checks.append(check)
+
+    def _goal(self, last: int) -> None:
+        goal = final_goal(self.plan)
+        if not goal or not self.satisfiable(request_of(goal), self.rejected):
+            return
+        if self.current is None:
+            self.checks.append(Check("goal", last, "end", 0.0, "no venue proposed though some fit"))
+            return
+        missed = _missed(request_of(goal), self.current)
+        note = f"ends on {self.current.get('name')!r}" + (
+            f", missing {', '.join(missed)}" if missed else ""
+        )
+        score = venue_score(request_of(goal), self.current)
+        self.checks.append(Check("goal", last, "end", score, note))
 
 
 def _ordinal(offered: list[dict[str, Any]], ordinal: str) -> dict[str, Any] | None:
@@ -153,46 +232,6 @@ def _reference(
         return Check("reference", index, act, 1.0, f"{what}: {target.get('name')!r}")
     got = here.get("name") if here else None
     return Check("reference", index, act, 0.0, f"{what} was {target.get('name')!r}, got {got!r}")
-
-
-def _state(
-    index: int,
-    act: Act,
-    expect: Mapping[str, Any],
-    answer: str,
-    pois: Sequence[Mapping[str, Any]],
-    satisfiable: Callable[[VenueRequest], bool],
-    misread: set[tuple[str, int]],
-) -> list[Check]:
-    """The content, retention and correction checks of a turn that states the goal.
-
-    An attribute the venue misses at the very turn that stated it was misread, not
-    forgotten (``misread`` collects them): later misses of it are content failures too."""
-    request = request_of(expect["constraints"])
-    stated, superseded = expect.get("stated", {}), expect.get("superseded", {})
-    venue = proposed(answer, pois)
-    if not satisfiable(request):  # no right answer; a venue of another kind was still misread
-        kinds = wrong_kind(request, venue) if venue is not None else []
-        misread.update((name, index) for name in kinds if stated.get(name) == index)
-        return []
-    if venue is None:
-        misread.update((name, turn) for name, turn in stated.items() if turn == index)
-        kind = "content" if act in (Act.REQUEST, Act.DETOUR) else "retention"
-        return [Check(kind, index, str(act), 0.0, "no venue offered though some fit")]
-    score = venue_score(request, venue)
-    missed = _missed(request, venue)
-    misread.update((name, index) for name in missed if stated.get(name) == index)
-    old = [n for n in missed if any(_has(venue, n, value) for value in superseded.get(n, []))]
-    earlier = [n for n in missed if stated.get(n, index) < index and (n, stated[n]) not in misread]
-    name = venue.get("name")
-    if old:  # a lapse of state fails whatever else the venue matches
-        note = f"{old[0]} still {venue.get(old[0])!r} after the correction"
-        return [Check("correction", index, str(act), min(score, LAPSE_CAP), note)]
-    if earlier:
-        note = f"{earlier[0]} stated at turn {stated[earlier[0]] + 1} not honoured by {name!r}"
-        return [Check("retention", index, str(act), min(score, LAPSE_CAP), note)]
-    note = f"{name!r} misses {', '.join(missed)}" if missed else f"{name!r} fits"
-    return [Check("content", index, str(act), score, note)]
 
 
 def _missed(request: VenueRequest, venue: Mapping[str, Any]) -> list[str]:

@@ -6,13 +6,15 @@
 * ``conversation``: the lowest of the reference and goal checks.
 
 Both are 1 when nothing could be checked. ``details`` holds every check, the failing turn,
-the unplanned turns the conversation needed (``efficiency``) and the failure's signature
-(``mode``: the check, the act of its turn and the dialogue feature behind it), which the
-failure modes group by. A conversation whose final goal no venue satisfies is excluded.
+the unplanned turns the conversation needed (``efficiency``) and the signature of its first
+failing check (``mode``: the check, the act of its turn and the dialogue feature behind
+it), which the failure modes group by: later checks often fail only because of it. A
+conversation whose final goal no venue satisfies is excluded.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from stellar.dialogue.plan import Plan
@@ -20,6 +22,7 @@ from stellar.dialogue.runner import unplanned_turns
 from stellar.features import Candidate
 from stellar.modes import MODE_KEY
 from stellar.records import EXCLUDED_REASON, Evaluation, Response, TestInput
+from stellar.usecases.navi.request import VenueRequest
 from stellar.usecases.navi.sources import open_pois
 from stellar.usecases.navi.store import POIDatabase
 from stellar.usecases.navi_dialogue.checks import (
@@ -56,13 +59,20 @@ class NaviDialogueFitness:
     def __init__(self, pois: str = "generated", database: POIDatabase | None = None) -> None:
         self.db = database or open_pois(pois)
 
+    def satisfiable(self, request: VenueRequest, excluding: Collection[str] = ()) -> bool:
+        """Whether a venue satisfies ``request``, the venues named in ``excluding`` left out."""
+        if not excluding:
+            return self.db.satisfiable(request)
+        found = self.db.query(request, limit=len(set(excluding)) + 1)
+        return any(poi.name not in excluding for poi in found)
+
     async def evaluate(
         self, candidate: Candidate, test_input: TestInput, response: Response
     ) -> Evaluation:
         if test_input.plan is None:
             raise ValueError("navi-dialogue scores conversations: the input has no plan")
         plan = Plan.from_dict(test_input.plan)
-        checks = check_conversation(plan, response.data, self.db.satisfiable)
+        checks = check_conversation(plan, response.data, self.satisfiable)
         scores = {
             "turns": min((c.score for c in checks if c.check in STATE_CHECKS), default=1.0),
             "conversation": min(
@@ -76,7 +86,7 @@ class NaviDialogueFitness:
         }
         failed = [c for c in checks if c.score < PASS]
         if failed:
-            worst = min(failed, key=lambda c: (c.score, c.turn))
+            worst = min(failed, key=lambda c: (c.turn, c.score))  # the first thing gone wrong
             details["failing_turn"] = worst.turn + 1
             details[MODE_KEY] = signature(worst, dict(candidate.values))
             details["reason"] = f"turn {worst.turn + 1} ({worst.act}): {worst.check}: {worst.note}"

@@ -10,7 +10,7 @@ takes cash"). ``perturbed_turns`` says which turns get the candidate's word pert
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ def write_plan(values: Mapping[str, Any], rng: random.Random) -> Plan:
     words)."""
     plan = compile_plan(values, rng)
     writer = _Writer(values, rng)
+    writer.later = {n for t in plan.turns for n in t.slots if n in ATTRIBUTES}
     last = len(plan.turns) - 1
     perturbed = {"first": {0}, "last": {last}, "all": set(range(last + 1))}
     chosen = perturbed[values.get("perturbed_turns", "first")]
@@ -61,6 +62,7 @@ class _Writer:
     def __init__(self, values: Mapping[str, Any], rng: random.Random) -> None:
         self.values, self.rng = values, rng
         self.slang = values.get("slang", "neutral")
+        self.later: set[str] = set()  # attributes some turn states
 
     def _phrase(self, name: str, value: Any) -> ContentPhrases:
         return ContentPhrases({**self.values, name: value}, self.rng)
@@ -71,7 +73,7 @@ class _Writer:
     def write(self, turn: Turn) -> str:
         slots, rng, act = turn.slots, self.rng, turn.act
         if act is Act.REQUEST:
-            return self.request(slots)
+            return self.request(slots, self.later)
         if act is Act.ADD and slots.get("elliptic"):
             name = next(n for n in slots if n in ATTRIBUTES)
             post = self._phrase(name, slots[name]).post(name)
@@ -97,12 +99,13 @@ class _Writer:
             return rng.choice(PHRASES["anaphora"])
         return rng.choice(PHRASES[str(act)])  # confirm, reject
 
-    def request(self, slots: Mapping[str, Any]) -> str:
-        """The first turn: the realiser's utterance for the category and the stated values."""
+    def request(self, slots: Mapping[str, Any], later: Collection[str]) -> str:
+        """The first turn: the realiser's utterance for the category and the stated values,
+        with no "don't care" remark on the attributes said ``later``."""
         values = {**self.values, **{n: slots.get(n, "none") for n in ATTRIBUTES}}
         if self.values.get("perturbed_turns", "first") == "last":
             values["word_perturbation"] = "none"
-        return realise(values, self.rng)
+        return realise(values, self.rng, quiet=later)
 
     def perturb(self, text: str) -> str:
         return PERTURBATION_OPERATORS[self.values.get("word_perturbation", "none")](text, self.rng)
