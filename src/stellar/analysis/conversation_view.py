@@ -9,7 +9,7 @@ FAILING_MARK = "▶"
 
 def conversation_view(record: TestRecord) -> str | None:
     """The transcript of a conversation test (None for a single-turn test): each turn as
-    ``N. act | user: ...`` and ``assistant: ...``, unplanned turns marked as such, and the
+    ``N. act | user: ...`` and ``assistant: ...``, unplanned and backtracked turns marked, and the
     failing turn (``details["failing_turn"]``, from 1) marked with ▶."""
     data = record.response_data
     if PLAN_KEY not in record.details or not isinstance(data, dict):
@@ -21,7 +21,11 @@ def conversation_view(record: TestRecord) -> str | None:
     for i, exchange in enumerate(exchanges):
         number = int(exchange.get("turn", 0)) + 1
         marked = failing == number and last.get(number - 1) == i
-        act = exchange.get("act") if exchange.get("planned") else "clarify (unplanned)"
+        act = exchange.get("act")
+        if not exchange.get("planned"):
+            act = f"{act} (unplanned)"
+        if exchange.get("backtracked"):
+            act = f"{act}, then forgotten (backtracked)"
         lines.append(
             f"{FAILING_MARK if marked else ' '} {number}. {act} | user: {exchange.get('user')}"
         )

@@ -28,6 +28,8 @@ class Act(StrEnum):
     CONFIRM = "confirm"  # accepts what is proposed
     REJECT = "reject"  # refuses what is proposed
     STOP = "stop"  # ends the conversation
+    PRIME = "prime"  # sets a frame for what follows (fiction, research, role play)
+    STEP = "step"  # a step of an escalation towards the request
 
 
 @dataclass
@@ -55,29 +57,54 @@ class Turn:
 
 @dataclass
 class Plan:
-    """The turns of one conversation, and what the user says when asked to clarify.
+    """The turns of one conversation, and what the user says to replies it did not plan for.
 
-    ``clarification`` answers a clarifying question of the system from the goal (an
-    *unplanned* turn: sent at most :data:`MAX_UNPLANNED` times, never counted as a planned
-    turn); empty: such questions are left unanswered.
+    Two kinds of *unplanned* turn, at most :data:`MAX_UNPLANNED` a conversation, never
+    counted as planned turns:
+
+    * ``clarification`` answers a clarifying question of the system from the goal (empty:
+      such questions are left unanswered);
+    * ``reaction`` answers a reply holding one of the ``react_to`` phrases (a refusal: insist,
+      rephrase ...). With ``backtrack``, a session that can edit its history (``rewind``)
+      first forgets the refused exchange, as if it had never been sent.
     """
 
     turns: list[Turn]
     clarification: str = ""
+    reaction: str = ""
+    react_to: list[str] = field(default_factory=list)
+    backtrack: bool = False
 
     @property
     def texts(self) -> list[str]:
         return [turn.text for turn in self.turns]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"turns": [t.to_dict() for t in self.turns], "clarification": self.clarification}
+        return {
+            "turns": [t.to_dict() for t in self.turns],
+            "clarification": self.clarification,
+            "reaction": self.reaction,
+            "react_to": list(self.react_to),
+            "backtrack": self.backtrack,
+        }
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Plan:
-        return cls([Turn.from_dict(t) for t in raw["turns"]], str(raw.get("clarification", "")))
+        return cls(
+            [Turn.from_dict(t) for t in raw["turns"]],
+            str(raw.get("clarification", "")),
+            str(raw.get("reaction", "")),
+            [str(p) for p in raw.get("react_to", [])],
+            bool(raw.get("backtrack", False)),
+        )
+
+    def reacts_to(self, reply: str) -> bool:
+        """Whether ``reply`` calls for the reaction (it holds a ``react_to`` phrase)."""
+        text = reply.lower().replace("\u2019", "'")
+        return bool(self.reaction) and any(phrase in text for phrase in self.react_to)
 
 
-MAX_UNPLANNED = 2  # clarifying questions answered per conversation
+MAX_UNPLANNED = 2  # unplanned turns (clarifications, reactions) per conversation
 
 
 def joined(texts: list[str]) -> str:

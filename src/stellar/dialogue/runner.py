@@ -1,9 +1,11 @@
-"""Drive a plan through a session: planned turns in order, clarifying questions answered.
+"""Drive a plan through a session: planned turns in order, unplanned replies answered.
 
 The result is one :class:`~stellar.records.Response` for the whole conversation, so the
 pipeline, the archive and every view treat a conversation as one test: its ``text`` is the
 transcript, its ``data`` the exchanges (``{"turns": [...]}``), each with the user's words,
-the answer and its data, the planned turn it belongs to and whether it was planned.
+the answer and its data, the planned turn it belongs to and whether it was planned; and
+``backtracks``: refused exchanges the system was made to forget (``Plan.backtrack``) with
+``turns_saved``, the turns a restart from the beginning would have sent again.
 """
 
 from __future__ import annotations
@@ -50,30 +52,49 @@ async def run_conversation(
     too; the session is closed in every case.
     """
     exchanges: list[dict[str, Any]] = []
-    unplanned = 0
+    unplanned, backtracks, saved = 0, 0, 0
     error: str | None = None
     began = time.perf_counter()
     try:
         for index, turn in enumerate(plan.turns):
-            text, planned = turn.text, True
+            text, act = turn.text, str(turn.act)
             while True:
                 reply, error = await _send(session, text, timeout, check)
-                exchanges.append(_exchange(index, turn.act, planned, text, reply))
+                exchanges.append(_exchange(index, act, act == str(turn.act), text, reply))
                 if error is not None:
                     return _result(exchanges, f"turn {index + 1}: {error}", began)
-                if not (
-                    turn.act in EXPECTS_ANSWER
-                    and plan.clarification
-                    and unplanned < MAX_UNPLANNED
-                    and asks_to_clarify(reply)
-                ):
+                follow = _follow_up(plan, turn.act, reply) if unplanned < MAX_UNPLANNED else None
+                if follow is None:
                     break
+                act, text = follow
+                if act == REACT and plan.backtrack and await _rewind(session):
+                    exchanges[-1]["backtracked"] = True
+                    backtracks, saved = backtracks + 1, saved + index
                 unplanned += 1
-                text, planned = plan.clarification, False
     finally:
         with contextlib.suppress(Exception):  # best effort: the answers are what count
             await session.close()
-    return _result(exchanges, error, began)
+    result = _result(exchanges, error, began)
+    result.data.update(backtracks=backtracks, turns_saved=saved)
+    return result
+
+
+CLARIFY, REACT = "clarify", "react"  # the acts of unplanned turns
+
+
+def _follow_up(plan: Plan, act: Act, reply: Response) -> tuple[str, str] | None:
+    """The unplanned turn ``reply`` calls for: (its act, its text), or None."""
+    if act in EXPECTS_ANSWER and plan.clarification and asks_to_clarify(reply):
+        return CLARIFY, plan.clarification
+    if plan.reacts_to(reply.text):
+        return REACT, plan.reaction
+    return None
+
+
+async def _rewind(session: Session) -> bool:
+    """Make the session forget its last exchange, where it can (``rewind() -> bool``)."""
+    rewind = getattr(session, "rewind", None)
+    return bool(rewind is not None and await rewind())
 
 
 async def _send(
@@ -93,10 +114,10 @@ async def _send(
     return reply, problem or None
 
 
-def _exchange(index: int, act: Act, planned: bool, text: str, reply: Response) -> dict[str, Any]:
+def _exchange(index: int, act: str, planned: bool, text: str, reply: Response) -> dict[str, Any]:
     return {
         "turn": index,
-        "act": str(act) if planned else "clarify",
+        "act": act,
         "planned": planned,
         "user": text,
         "answer": reply.text,

@@ -75,3 +75,10 @@ class ChatSession:
 
     async def close(self) -> None:
         """Nothing to free: the history lives here."""
+
+    async def rewind(self) -> bool:
+        """Forget the last exchange (the history is sent each turn, so it is editable)."""
+        if not self.history:
+            return False
+        del self.history[-2:]
+        return True

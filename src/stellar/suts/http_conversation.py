@@ -264,6 +264,15 @@ class HttpSession:
             ]
             return response
 
+    async def rewind(self) -> bool:
+        """Forget the last exchange where the history is sent each turn (``history``,
+        ``squash``); a server that keeps the session cannot be made to forget."""
+        if self.conversation.state == "session" or not self.history:
+            return False
+        async with self.lock:
+            del self.history[-2:]
+        return True
+
     def read_id(self, reply: Any, payload: Any) -> str | None:
         """The session id the first reply carries where ``session_id`` says."""
         source = self.conversation.session_id
