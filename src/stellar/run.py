@@ -131,7 +131,8 @@ class Run:
             else:
                 await asyncio.to_thread(prepare)
         probe = self.config.probe
-        if self.conversational and probe.enabled:  # a system that forgets would test nothing
+        needed = getattr(self.sut, "probe_needed", True)  # not when the run sends the history
+        if self.conversational and probe.enabled and needed:  # one that forgets tests nothing
             await probe_memory(self.sut, MemoryProbe(list(probe.turns), probe.expect))
         self._prepared = True
 

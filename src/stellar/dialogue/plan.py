@@ -64,9 +64,9 @@ class Plan:
 
     * ``clarification`` answers a clarifying question of the system from the goal (empty:
       such questions are left unanswered);
-    * ``reaction`` answers a reply holding one of the ``react_to`` phrases (a refusal: insist,
-      rephrase ...). With ``backtrack``, a session that can edit its history (``rewind``)
-      first forgets the refused exchange, as if it had never been sent.
+    * ``reaction`` answers a reply to a request turn that holds one of the ``react_to``
+      phrases (a refusal: insist, rephrase ...). With ``backtrack``, a session that can edit
+      its history (``rewind``) first forgets the refused exchange, as if never sent.
     """
 
     turns: list[Turn]

@@ -21,7 +21,8 @@ from stellar.dialogue.session import Session
 from stellar.records import Response
 
 EXPECTS_ANSWER = (Act.REQUEST, Act.ADD, Act.CORRECT, Act.DROP, Act.RETURN)
-"""Acts after which a clarifying question of the system is answered from the goal."""
+"""Acts after which a clarifying question of the system is answered from the goal; a
+reaction (to a refusal) follows only a turn that makes the request."""
 
 
 def asks_to_clarify(reply: Response) -> bool:
@@ -86,7 +87,7 @@ def _follow_up(plan: Plan, act: Act, reply: Response) -> tuple[str, str] | None:
     """The unplanned turn ``reply`` calls for: (its act, its text), or None."""
     if act in EXPECTS_ANSWER and plan.clarification and asks_to_clarify(reply):
         return CLARIFY, plan.clarification
-    if plan.reacts_to(reply.text):
+    if act is Act.REQUEST and plan.reacts_to(reply.text):
         return REACT, plan.reaction
     return None
 

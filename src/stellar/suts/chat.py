@@ -16,6 +16,8 @@ TYPICAL_ANSWER_TOKENS = 150
 class ChatSUT:
     """A chat model: each input is the user's message, after an optional system prompt."""
 
+    probe_needed = False  # a conversation sends the model its whole history: nothing to set up
+
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
 

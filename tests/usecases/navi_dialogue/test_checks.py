@@ -104,7 +104,7 @@ def test_a_constraint_forgotten_after_a_detour_is_a_retention_failure():
     values = {**BASE, "detour": "other_request"}
     plan = compile_plan(values, random.Random(0))
     other = venue("Elsewhere", category=plan.turns[1].slots["category"], cuisine=None)
-    _, checks = checks_of(values, [[CHEAP], [other], [DEAR]])  # back: the price is forgotten
+    _, checks = checks_of(values, [[CHEAP, CHEAP_2], [other], [DEAR]])  # the price forgotten
     assert failed(checks) == ["retention"]
     retention = next(c for c in checks if c.check == "retention")
     assert retention.turn == 2 and "price stated at turn 1" in retention.note
@@ -181,7 +181,7 @@ async def test_the_fitness_scores_a_run_conversation_and_names_its_mode():
     values = {**BASE, "detour": "other_request"}
     plan = write_plan(values, random.Random(0))
     other = venue("Elsewhere", category=plan.turns[1].slots["category"], cuisine=None)
-    replies = [Response(f"Try {v['name']}.", [v]) for v in (CHEAP, other, DEAR)]
+    replies = [Response(f"Try {v[0]['name']}.", v) for v in ([CHEAP, CHEAP_2], [other], [DEAR])]
     session = FakeSession(replies)
     response = await run_conversation(session, plan)
     assert session.closed and session.sent == plan.texts
@@ -249,16 +249,37 @@ def test_an_attribute_some_listed_venue_missed_was_not_understood_so_missing_it_
     assert "retention" not in [c.check for c in checks]
 
 
-def test_an_ordinal_counts_in_the_last_list_of_two_or_more():
+def test_an_ordinal_is_not_checked_after_an_answer_that_offered_one_venue():
     values = {**BASE, "reference": "ordinal"}
     _, checks = checks_of(values, [[CHEAP], [CHEAP_2]])  # one venue is not a list to count in
     assert [c.check for c in checks if c.check == "reference"] == []
 
 
+def test_an_attribute_from_a_single_venue_answer_is_not_shown_understood():
+    values = {**BASE, "detour": "other_request"}
+    plan = compile_plan(values, random.Random(0))
+    other = venue("Elsewhere", category=plan.turns[1].slots["category"], cuisine=None)
+    _, checks = checks_of(values, [[CHEAP], [other], [DEAR]])  # Luigi's may be cheap by luck
+    assert "retention" not in [c.check for c in checks]
+
+
+def test_another_kind_of_place_is_not_a_correction_failure():
+    values = {**BASE, "correction": "early", "cuisine": "none", "price": "low"}
+    plan = compile_plan(values, random.Random(2))
+    name = next(n for n in plan.turns[1].slots if n != "was")
+    old = plan.turns[1].slots["was"]
+    stale_bar = venue(
+        "Bar", category="bar", cuisine=None, **{name: [old] if name == "payment" else old}
+    )
+    _, checks = checks_of(values, [[CHEAP, CHEAP_2], [stale_bar]], seed=2)
+    kinds = failed(checks)
+    assert "correction" not in kinds and "retention" in kinds
+
+
 def test_after_a_rejection_the_rejected_venue_does_not_count_as_a_fitting_one():
     values = {**BASE, "confirm": "reject_then_accept"}
     plan = compile_plan(values, random.Random(0))
-    answers = [[CHEAP], [THAI], [THAI]]  # Luigi's turned down, and nothing else fits
+    answers = [[CHEAP, CHEAP_2], [THAI], [THAI]]  # Luigi's turned down, nothing else fits
 
     def only_luigis(request, excluding) -> bool:
         return "Luigi's" not in excluding

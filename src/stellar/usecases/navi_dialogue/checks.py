@@ -11,14 +11,16 @@ turn it looked at:
   venue they point at;
 * ``goal``: the venue the conversation ends on fits the final goal.
 
-A venue that misses an attribute the system had understood in an earlier turn (every venue
-it listed at the turn that stated the attribute had it), or has a corrected-away value,
+A venue that misses an attribute the system had understood in an earlier turn (it listed
+two or more venues at the turn that stated the attribute, all of them had it), or has a
+corrected-away value (unless it is another kind of place altogether),
 scores at most :data:`LAPSE_CAP`; other misses score as single-turn navi's f2 does, and are
 ``content`` failures: an attribute never shown understood is a misunderstanding, not a
 lapse of memory.
 
 The venue a turn proposes is the one its answer names first, else the first it returns
-(as for single-turn navi); "the second one" counts in the last list of two or more venues.
+(as for single-turn navi); "the second one" counts in the venues of the last answer that
+had some, and is not checked when that answer offered only one.
 Turns whose goal no venue in the database satisfies (rejected venues left out) are not
 checked: there is no right answer to hold them to.
 """
@@ -104,7 +106,7 @@ class _Checker:
     def __init__(self, plan: Plan, satisfiable: Satisfiable) -> None:
         self.plan, self.satisfiable = plan, satisfiable
         self.checks: list[Check] = []
-        self.offered: list[dict[str, Any]] = []  # the last list of two or more venues
+        self.offered: list[dict[str, Any]] = []  # the venues of the last answer that had some
         self.current: dict[str, Any] | None = None  # the venue proposed last
         self.understood: set[tuple[str, int]] = set()  # (attribute, turn that stated it)
         self.rejected: list[str] = []  # names of the venues the user turned down
@@ -117,9 +119,7 @@ class _Checker:
             pois, answer = venues(exchange["data"]), exchange["answer"]
             self._turn(index, turn.act, turn.expect, answer, pois)
             if pois and turn.act is not Act.DETOUR:
-                self.current = proposed(answer, pois)
-                if len(pois) > 1:
-                    self.offered = pois
+                self.current, self.offered = proposed(answer, pois), pois
         if answers:
             self._goal(max(answers))
         return self.checks
@@ -134,7 +134,7 @@ class _Checker:
     ) -> None:
         here = proposed(answer, pois)
         referent = expect.get("referent", {})
-        if "ordinal" in referent and self.offered:
+        if "ordinal" in referent and len(self.offered) > 1:  # one venue is no list to count
             target = _ordinal(self.offered, referent["ordinal"])
             if target is not None:
                 self.checks.append(_reference(index, act, target, answer, here, "the venue picked"))
@@ -171,12 +171,14 @@ class _Checker:
                 Check(kind, index, str(act), 0.0, "no venue offered though some fit")
             )
             return
-        missed_by_any = {name for poi in pois for name in _missed(request, poi)}
-        self.understood.update(
-            (name, index)
-            for name, turn in stated.items()
-            if turn == index and name not in missed_by_any
-        )
+        if len(pois) > 1:  # a list, all of whose venues have it: understood, not luck
+            missed_by_any = {name for poi in pois for name in _missed(request, poi)}
+            self.understood.update(
+                (name, index)
+                for name, turn in stated.items()
+                if turn == index and name not in missed_by_any
+            )
+
         score, missed, name = (
             venue_score(request, venue),
             _missed(request, venue),
@@ -186,6 +188,8 @@ class _Checker:
         forgotten = [
             n for n in missed if stated.get(n, index) < index and (n, stated[n]) in self.understood
         ]
+        if "category" in missed:  # another kind of place: a lapse only if it was understood
+            forgotten, old = [n for n in forgotten if n == "category"], []
         if old:  # a lapse of state fails whatever else the venue matches
             note = f"{old[0]} still {venue.get(old[0])!r} after the correction"
             check = Check("correction", index, str(act), min(score, LAPSE_CAP), note)
