@@ -10,11 +10,13 @@ FAILING_MARK = "▶"
 def conversation_view(record: TestRecord) -> str | None:
     """The transcript of a conversation test (None for a single-turn test): each turn as
     ``N. act | user: ...`` and ``assistant: ...``, unplanned and backtracked turns marked, and the
-    failing turn (``details["failing_turn"]``, from 1) marked with ▶."""
+    failing turn (``details["failing_turn"]``, from 1: the post-search judge's where there is
+    one) marked with ▶."""
     data = record.response_data
     if PLAN_KEY not in record.details or not isinstance(data, dict):
         return None
-    failing = record.details.get("failing_turn")
+    judged = record.verdict.details if record.verdict is not None else record.details
+    failing = judged.get("failing_turn", record.details.get("failing_turn"))
     exchanges = [e for e in data.get("turns", []) if isinstance(e, dict)]
     last = {e.get("turn"): i for i, e in enumerate(exchanges)}  # a turn's final exchange
     lines = []
