@@ -137,7 +137,7 @@ def test_an_installed_plugin_is_listed_and_runs_with_its_own_options(installed, 
         (["--set", "duplicates.embedder=minilmm"], "unknown embedder 'minilmm'"),
         (
             ["--algorithm", "nsga2"],
-            "unknown algorithm 'nsga2' (registered: astral, crescendo, diverse, map-elites, persona,",
+            "unknown algorithm 'nsga2' (registered: astral, crescendo, diverse, map-elites,",
         ),
         (["--set", "generator={type: tempalte}"], "unknown generator 'tempalte' (registered:"),
         (["--option", "pois=multiwoz"], "usecase.pois: use case 'toy' has no such option"),

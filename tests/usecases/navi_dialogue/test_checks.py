@@ -63,7 +63,7 @@ def planted(plan: Plan, answers: list[list[dict[str, Any]]]) -> dict[str, Any]:
     each answer naming its first venue."""
     turns = []
     for index, (turn, pois) in enumerate(zip(plan.turns, answers, strict=True)):
-        text = f"How about {pois[0]['name']}?" if pois else "Okay."
+        text = f"How about {' or '.join(p['name'] for p in pois)}?" if pois else "Okay."
         turns.append(
             {
                 "turn": index,
@@ -287,3 +287,18 @@ def test_after_a_rejection_the_rejected_venue_does_not_count_as_a_fitting_one():
     data = planted(plan, answers)
     assert failed(check_conversation(plan, data, only_luigis)) == []
     assert "retention" in failed(check_conversation(plan, data, lambda request, excluding: True))
+
+
+def test_an_ordinal_counts_in_the_list_the_user_heard_not_in_data_left_unsaid():
+    values = {**BASE, "reference": "ordinal"}
+    plan = compile_plan(values, random.Random(0))
+    ordinal = plan.turns[1].slots["ordinal"]
+    heard = [CHEAP, CHEAP_2, DEAR]
+    right = {"first": CHEAP, "second": CHEAP_2, "last": DEAR}[ordinal]
+    data = planted(plan, [heard, [right]])
+    data["turns"][0]["answer"] = "Luigi's, Pasta Bar or Casa Alta?"  # all three said
+    assert "reference" not in failed(check_conversation(plan, data, lambda r, e: True))
+    data["turns"][0]["answer"] = "How about Luigi's?"  # one said: no list was heard
+    assert [
+        c for c in check_conversation(plan, data, lambda r, e: True) if c.check == "reference"
+    ] == []

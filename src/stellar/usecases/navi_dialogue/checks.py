@@ -4,8 +4,7 @@ Every check scores in [0, 1] (low is bad; below :data:`PASS` fails) and names th
 turn it looked at:
 
 * ``content``: the venue proposed at a turn that states the goal fits what that turn asked;
-* ``retention``: it still fits what earlier turns asked (attributes stated before this turn),
-  and a turn after the request still gets venues when some fit;
+* ``retention``: it still fits what earlier turns asked and the system had understood;
 * ``correction``: it does not have a value the user corrected away;
 * ``reference``: "the second one", "take me there", "yes" and "another one" land on the
   venue they point at;
@@ -19,8 +18,9 @@ scores at most :data:`LAPSE_CAP`; other misses score as single-turn navi's f2 do
 lapse of memory.
 
 The venue a turn proposes is the one its answer names first, else the first it returns
-(as for single-turn navi); "the second one" counts in the venues of the last answer that
-had some, and is not checked when that answer offered only one.
+(as for single-turn navi); "the second one" counts in the last list the user heard: the
+venues an answer named, two or more of them, in the order it named them (data it returned
+but did not say is no list anyone heard).
 Turns whose goal no venue in the database satisfies (rejected venues left out) are not
 checked: there is no right answer to hold them to.
 """
@@ -92,6 +92,17 @@ def _same(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
     return a.get("name") == b.get("name")
 
 
+def named(answer: str, pois: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The venues ``answer`` names, in the order it names them."""
+    found = []
+    for poi in pois:
+        name = str(poi.get("name") or "")
+        at = answer.lower().find(name.lower()) if name else -1
+        if at >= 0:
+            found.append((at, dict(poi)))
+    return [poi for _, poi in sorted(found, key=lambda pair: pair[0])]
+
+
 def proposed(answer: str, pois: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     venue = judged_venue(answer, pois)
     return None if venue is None else dict(pois[venue.index])
@@ -106,7 +117,7 @@ class _Checker:
     def __init__(self, plan: Plan, satisfiable: Satisfiable) -> None:
         self.plan, self.satisfiable = plan, satisfiable
         self.checks: list[Check] = []
-        self.offered: list[dict[str, Any]] = []  # the venues of the last answer that had some
+        self.offered: list[dict[str, Any]] = []  # the last list of venues the user heard
         self.current: dict[str, Any] | None = None  # the venue proposed last
         self.understood: set[tuple[str, int]] = set()  # (attribute, turn that stated it)
         self.rejected: list[str] = []  # names of the venues the user turned down
@@ -119,7 +130,9 @@ class _Checker:
             pois, answer = venues(exchange["data"]), exchange["answer"]
             self._turn(index, turn.act, turn.expect, answer, pois)
             if pois and turn.act is not Act.DETOUR:
-                self.current, self.offered = proposed(answer, pois), pois
+                self.current = proposed(answer, pois)
+                if len(heard := named(answer, pois)) > 1:  # a list the user heard
+                    self.offered = heard
         if answers:
             self._goal(max(answers))
         return self.checks
@@ -134,7 +147,7 @@ class _Checker:
     ) -> None:
         here = proposed(answer, pois)
         referent = expect.get("referent", {})
-        if "ordinal" in referent and len(self.offered) > 1:  # one venue is no list to count
+        if "ordinal" in referent and self.offered:
             target = _ordinal(self.offered, referent["ordinal"])
             if target is not None:
                 self.checks.append(_reference(index, act, target, answer, here, "the venue picked"))
@@ -165,10 +178,9 @@ class _Checker:
         if not self.satisfiable(request, self.rejected):
             return
         venue = proposed(answer, pois)
-        if venue is None:
-            kind = "content" if act in (Act.REQUEST, Act.DETOUR) else "retention"
+        if venue is None:  # what it missed, this turn or earlier, it does not say
             self.checks.append(
-                Check(kind, index, str(act), 0.0, "no venue offered though some fit")
+                Check("content", index, str(act), 0.0, "no venue offered though some fit")
             )
             return
         if len(pois) > 1:  # a list, all of whose venues have it: understood, not luck
