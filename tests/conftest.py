@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,20 @@ sys.path.insert(0, str(TOY))  # the toy module is importable as `toy`
 # before anything imports torch; inherited by the processes the tests start.
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+@contextlib.contextmanager
+def serving(server):
+    """Run an HTTP ``server`` (``socketserver``-like) in a thread; yields its base URL."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    host, port = server.server_address[:2]
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
 
 
 def stellar(*args, cwd=None, env=None) -> subprocess.CompletedProcess:

@@ -3,12 +3,11 @@ the first reply, and a configuration whose server forgets stopped by the probe."
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import cli
+from conftest import cli, serving
 
 from stellar.archive import open_run
 from stellar.records import Status
@@ -19,15 +18,8 @@ from stellar.usecases.navi.server import make_server
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
     server = make_server(0, assistant=navi_assistant())
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    host, port = server.server_address[:2]
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(server) as url:
+        yield url
 
 
 def config(tmp_path: Path, url: str, conversation: str, body: str) -> Path:

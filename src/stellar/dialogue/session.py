@@ -9,6 +9,7 @@ the message history, an HTTP system a session id or the history (``suts/http.py`
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
 from stellar.records import Response
@@ -40,3 +41,33 @@ async def open_session(sut: Any) -> Session:
             "conversations need a system under test that keeps state"
         )
     return await sut.open()
+
+
+Message = dict[str, str]  # {"role": "user" | "assistant", "content": ...}
+
+
+class HistorySession:
+    """A conversation whose history the tester keeps and hands over each turn (a chat model,
+    a Python function taking ``history``): ``answer(text, history)`` gives the reply."""
+
+    def __init__(self, answer: Callable[[str, list[Message]], Awaitable[Response]]) -> None:
+        self.answer = answer
+        self.history: list[Message] = []
+
+    async def send(self, text: str) -> Response:
+        response = await self.answer(text, [dict(m) for m in self.history])  # a copy each turn
+        self.history += [
+            {"role": "user", "content": text},
+            {"role": "assistant", "content": response.text},
+        ]
+        return response
+
+    async def rewind(self) -> bool:
+        """Forget the last exchange, as if it had never been sent (backtracking)."""
+        if not self.history:
+            return False
+        del self.history[-2:]
+        return True
+
+    async def close(self) -> None:
+        """Nothing to free: the history lives here."""

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stellar.dialogue.session import HistorySession
 from stellar.llm.base import ChatModel, Message, PlannedCall, estimate_tokens
 from stellar.records import Response
 
@@ -47,9 +48,9 @@ class ChatSUT:
         )
         return Response(text=completion.text)  # a model answers in text: no structured data
 
-    async def open(self) -> ChatSession:
+    async def open(self) -> HistorySession:
         """A conversation: each turn sends the system prompt and every turn so far."""
-        return ChatSession(self)
+        return HistorySession(self.query)
 
     def planned_calls(self, candidate: Any = None) -> list[PlannedCall]:
         prompt = estimate_tokens(self.system_prompt or "") + TYPICAL_INPUT_TOKENS + 8
@@ -58,29 +59,3 @@ class ChatSUT:
 
     async def aclose(self) -> None:
         """The model clients are closed by the run."""
-
-
-class ChatSession:
-    """One conversation with a chat model: the user's turns and the model's replies."""
-
-    def __init__(self, sut: ChatSUT) -> None:
-        self.sut = sut
-        self.history: list[Message] = []
-
-    async def send(self, text: str) -> Response:
-        response = await self.sut.query(text, self.history)
-        self.history += [
-            {"role": "user", "content": text},
-            {"role": "assistant", "content": response.text},
-        ]
-        return response
-
-    async def close(self) -> None:
-        """Nothing to free: the history lives here."""
-
-    async def rewind(self) -> bool:
-        """Forget the last exchange (the history is sent each turn, so it is editable)."""
-        if not self.history:
-            return False
-        del self.history[-2:]
-        return True

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from stellar.dialogue.session import HistorySession
 from stellar.records import Response
 
 HISTORY = "history"  # the parameter a function takes the earlier turns in
@@ -69,8 +70,9 @@ class PythonSUT:
             result = await loop.run_in_executor(self.pool, lambda: self.func(text, **kwargs))
         return to_response(result)
 
-    async def _open(self) -> PythonSession:
-        return PythonSession(self)
+    async def _open(self) -> HistorySession:
+        """A conversation: each turn calls the function with the turns so far."""
+        return HistorySession(self.call)
 
     async def _open_own(self) -> Any:
         """The object's own session (``open()`` may be sync or async)."""
@@ -80,29 +82,3 @@ class PythonSUT:
     async def aclose(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
-
-
-class PythonSession:
-    """One conversation with a function that takes ``history``: the turns so far."""
-
-    def __init__(self, sut: PythonSUT) -> None:
-        self.sut = sut
-        self.history: list[dict[str, str]] = []
-
-    async def send(self, text: str) -> Response:
-        response = await self.sut.call(text, [dict(m) for m in self.history])  # a copy each turn
-        self.history += [
-            {"role": "user", "content": text},
-            {"role": "assistant", "content": response.text},
-        ]
-        return response
-
-    async def close(self) -> None:
-        """Nothing to free: the history lives here."""
-
-    async def rewind(self) -> bool:
-        """Forget the last exchange (the history is sent each turn, so it is editable)."""
-        if not self.history:
-            return False
-        del self.history[-2:]
-        return True

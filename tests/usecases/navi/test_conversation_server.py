@@ -4,13 +4,13 @@ body and the reply, over real HTTP, and the bounded store of conversations."""
 from __future__ import annotations
 
 import json
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from conftest import serving
 
 from stellar.text.embeddings import get_embedder
 from stellar.usecases.navi.assistant import NavigationAssistant
@@ -27,15 +27,8 @@ def assistant(tmp_path_factory: pytest.TempPathFactory) -> NavigationAssistant:
 @pytest.fixture(scope="module")
 def base_url(assistant: NavigationAssistant) -> Iterator[str]:
     server = make_server(0, assistant=assistant, max_sessions=3)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    host, port = server.server_address[:2]
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(server) as url:
+        yield url
 
 
 def call(url: str, payload: Any = None, method: str = "POST") -> tuple[int, dict[str, Any]]:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from conftest import serving
 
 from stellar.text.embeddings import get_embedder
 from stellar.usecases.navi.assistant import NavigationAssistant, navi_assistant
@@ -28,15 +29,8 @@ def assistant(tmp_path_factory: pytest.TempPathFactory) -> NavigationAssistant:
 @pytest.fixture(scope="module")
 def base_url(assistant: NavigationAssistant) -> Iterator[str]:
     server = make_server(0, assistant=assistant)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    host, port = server.server_address[:2]
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(server) as url:
+        yield url
 
 
 def call(url: str, body: bytes | None = None, method: str = "GET") -> tuple[int, dict[str, Any]]:
