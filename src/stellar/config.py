@@ -104,8 +104,9 @@ def load_config(
     if use_case is not None:
         _response_defaults(data, use_case.response)
     generator = data.get("generator")
-    if isinstance(generator, dict) and generator.get("type") == "llm":
-        data["generator"] = {**data.get("llm_generator", {}), **generator}
+    if isinstance(generator, dict) and generator.get("type") == "llm":  # --generator MODEL
+        defaults = data.get("llm_generator", {})  # a use case may name its own model writer
+        data["generator"] = {**defaults, **generator, "type": defaults.get("type", "llm")}
     given = data.get("usecase") or {}
     if not isinstance(given, dict):
         raise ConfigError(source, "usecase", "expected a mapping of use-case options")

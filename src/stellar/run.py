@@ -70,6 +70,12 @@ class Run:
         self.fitness, self.oracle, self.duplicates = parts.fitness, parts.oracle, parts.duplicates
         self.check_response = parts.check_response
         self.conversational = any(f.kind == "dialogue" for f in self.space.features)
+        if self.conversational and config.generator.plugin == "llm":
+            raise StellarError(
+                "the feature space describes conversations, and the llm generator writes "
+                "single requests: for a model that plays the user, keep the use case's "
+                "generator and give it the model (--set generator.model=MODEL; docs/dialogue.md)"
+            )
         if self.conversational and not holds_conversations(self.sut):
             raise StellarError(
                 f"the feature space has dialogue features, but the system under test "

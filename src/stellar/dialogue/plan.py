@@ -41,6 +41,7 @@ class Turn:
     slots: dict[str, Any] = field(default_factory=dict)
     expect: dict[str, Any] = field(default_factory=dict)
     text: str = ""
+    source: str = "template"  # who wrote the words: "template", or "model" (a simulator)
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "act": str(self.act)}
@@ -52,6 +53,7 @@ class Turn:
             dict(raw.get("slots", {})),
             dict(raw.get("expect", {})),
             str(raw.get("text", "")),
+            str(raw.get("source", "template")),
         )
 
 

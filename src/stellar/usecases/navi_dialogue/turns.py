@@ -18,6 +18,7 @@ import yaml
 
 from stellar.dialogue.plan import Act, Plan, Turn, joined
 from stellar.features import Candidate
+from stellar.llm.base import ChatModel, PlannedCall
 from stellar.records import TestInput
 from stellar.usecases.navi.realiser import realise
 from stellar.usecases.navi.realiser_content import (
@@ -33,6 +34,7 @@ from stellar.usecases.navi.realiser_lexicon import (
     PERTURBATION_OPERATORS,
 )
 from stellar.usecases.navi_dialogue.plan import compile_plan
+from stellar.usecases.navi_dialogue.simulator import rewrite
 
 PHRASES: dict[str, Any] = yaml.safe_load(
     (Path(__file__).parent / "turn_phrases.yaml").read_text(encoding="utf-8")
@@ -46,8 +48,7 @@ def write_plan(values: Mapping[str, Any], rng: random.Random) -> Plan:
     writer = _Writer(values, rng)
     writer.later = {n for t in plan.turns for n in t.slots if n in ATTRIBUTES}
     last = len(plan.turns) - 1
-    perturbed = {"first": {0}, "last": {last}, "all": set(range(last + 1))}
-    chosen = perturbed[values.get("perturbed_turns", "first")]
+    chosen = perturbed(values, len(plan.turns))
     for index, turn in enumerate(plan.turns):
         turn.text = writer.write(turn)
         if values.get("style_drift") == "ruder" and index > last // 2:
@@ -120,13 +121,40 @@ class _Writer:
         return self.rng.choice(PHRASES["clarify"]).format(place=self.place())
 
 
+def perturbed(values: Mapping[str, Any], turns: int) -> set[int]:
+    """The turns that get the word perturbation (``perturbed_turns``)."""
+    which = values.get("perturbed_turns", "first")
+    return {"first": {0}, "last": {turns - 1}, "all": set(range(turns))}[which]
+
+
 class NaviDialogueRealiser:
-    """Generator for navi conversations: candidate -> plan with written turns, offline."""
+    """Generator for navi conversations: candidate -> plan with written turns.
+
+    Offline by default (templates); with ``model``, a chat model plays the user and rewrites
+    each turn, kept where it says what the turn must (:mod:`~.simulator`), then perturbed as
+    the template's turn would be."""
+
+    def __init__(self, model: ChatModel | None = None) -> None:
+        self.model = model
 
     async def generate(self, candidate: Candidate, rng: random.Random) -> TestInput:
-        plan = write_plan(candidate.values, rng)
+        values = candidate.values
+        plan = write_plan(values, rng)
+        if self.model is not None:
+            style = f"{values.get('politeness', 'neutral')}ly, {values.get('slang', 'neutral')}"
+            plan = await rewrite(plan, self.model, style.replace("neutrally", "plainly"))
+            operator = PERTURBATION_OPERATORS[values.get("word_perturbation", "none")]
+            for index in perturbed(values, len(plan.turns)):
+                if plan.turns[index].source == "model":
+                    plan.turns[index].text = capitalise(operator(plan.turns[index].text, rng))
         return TestInput(text=joined(plan.texts), plan=plan.to_dict())
 
     def planned_turns(self, candidate: Candidate, rng: random.Random) -> int:
         """The turns of the candidate's plan (``--dry-run``: system calls per test)."""
         return len(compile_plan(candidate.values, rng).turns)
+
+    def planned_calls(self, candidate: Candidate | None = None) -> list[PlannedCall]:
+        """With a model: one call per turn, about six a conversation (``--dry-run``)."""
+        if self.model is None:
+            return []
+        return [PlannedCall(self.model.name, "generator", 120, 30, calls=6)]
