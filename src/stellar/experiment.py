@@ -279,7 +279,7 @@ class _StopOnSigterm:
     def _handle(self, signum: int, frame: object) -> None:
         self.terminated = True
         self.pool.shutdown(wait=False, cancel_futures=True)
-        for process in list(getattr(self.pool, "_processes", {}).values()):
+        for process in list((getattr(self.pool, "_processes", None) or {}).values()):
             process.terminate()  # SIGTERM: a running run stops and writes its summary
 
     def restore(self) -> None:
