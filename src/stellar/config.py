@@ -207,9 +207,10 @@ def _response_defaults(data: dict[str, Any], response: dict[str, Any]) -> None:
         data.setdefault("response_schema", response["schema"])
     sut = data.get("sut")
     if isinstance(sut, dict) and sut.get("type") == "http":
+        given = sut.get("options") if isinstance(sut.get("options"), dict) else sut  # as dumped
         for key in ("answer", "data"):
             if response.get(key):
-                sut.setdefault(key, response[key])
+                given.setdefault(key, response[key])
 
 
 def _algorithm_sections(section: Any) -> None:

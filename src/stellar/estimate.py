@@ -6,7 +6,8 @@ about four characters per token. Generation is also paid for inputs that are the
 as duplicates or invalid, assumed to be ``DISCARD_SHARE`` of all generated inputs (the
 built-in use case discards about 28%). Retries and judge repair calls are not
 included, so the real numbers can be somewhat higher. A conversation calls the system
-once per planned turn (a generator's ``planned_turns``; clarifying turns not counted).
+once per planned turn (a generator's ``planned_turns``; unplanned turns not counted), each
+turn sending the history so far (as a chat model is sent it).
 """
 
 from __future__ import annotations
@@ -63,10 +64,11 @@ def estimate_run(config: RunConfig) -> Estimate:
             call: PlannedCall
             for call in plan(candidate):
                 entry = totals.setdefault((call.role, call.model), [0.0, 0.0, 0.0])
-                calls = call.calls * (per_turn if call.role == "sut" else 1)
-                entry[0] += calls
-                entry[1] += calls * call.input_tokens
-                entry[2] += calls * call.output_tokens
+                n = per_turn if call.role == "sut" else 1  # a turn sends the history so far
+                history = n * (n - 1) / 2 * (call.input_tokens + call.output_tokens)
+                entry[0] += call.calls * n
+                entry[1] += call.calls * (n * call.input_tokens + history)
+                entry[2] += call.calls * n * call.output_tokens
     tests = config.budget.tests or PER_TESTS
     rows = []
     for (role, model), (calls, tokens_in, tokens_out) in totals.items():

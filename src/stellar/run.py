@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import shutil
 import time
 from collections import deque
 from collections.abc import Callable
@@ -27,8 +28,8 @@ from stellar.archive import Archive
 from stellar.assembly import build_components, build_post_search
 from stellar.config import RunConfig, model_names
 from stellar.dialogue.probe import MemoryProbe, probe_memory
-from stellar.dialogue.session import holds_conversations
-from stellar.errors import ModelAccessError, StellarError
+from stellar.dialogue.session import conversation_run
+from stellar.errors import MemoryProbeFailed, ModelAccessError, StellarError
 from stellar.features import Candidate
 from stellar.gc_tuning import tuned_for_a_run
 from stellar.locks import DirectoryLock
@@ -69,19 +70,7 @@ class Run:
         self.generator, self.sut = parts.generator, parts.sut
         self.fitness, self.oracle, self.duplicates = parts.fitness, parts.oracle, parts.duplicates
         self.check_response = parts.check_response
-        self.conversational = any(f.kind == "dialogue" for f in self.space.features)
-        if self.conversational and config.generator.plugin == "llm":
-            raise StellarError(
-                "the feature space describes conversations, and the llm generator writes "
-                "single requests: for a model that plays the user, keep the use case's "
-                "generator and give it the model (--set generator.model=MODEL; docs/dialogue.md)"
-            )
-        if self.conversational and not holds_conversations(self.sut):
-            raise StellarError(
-                f"the feature space has dialogue features, but the system under test "
-                f"({type(self.sut).__name__}) holds no conversation: give one that does "
-                "(an HTTP system needs sut.conversation; docs/dialogue.md)"
-            )
+        self.conversational = conversation_run(self.space, self.sut, config.generator.plugin)
         self.modes = RunModes(mode_embedder(config.duplicates.embedder), config.oracle.below)
         self._tells_modes = "modes" in inspect.signature(self.algorithm.tell).parameters
         self.post_search = build_post_search(config, self.models)
@@ -102,6 +91,8 @@ class Run:
         self.resumed = resume
         self.summary = RunSummary(str(self.run_dir), config.algorithm.name, config.seed)
         self.summary.unpriced = self.models.unpriced()
+        if self.conversational:  # e.g. an HTTP system sent the history as one text
+            self.summary.approximate = getattr(self.sut, "approximate", None)
         if self.post_search is not None:
             self.summary.post_search["judge"] = self.post_search.target
         self.on_record, self.on_verdict = on_record, on_verdict
@@ -139,7 +130,13 @@ class Run:
         probe = self.config.probe
         needed = getattr(self.sut, "probe_needed", True)  # not when the run sends the history
         if self.conversational and probe.enabled and needed:  # one that forgets tests nothing
-            await probe_memory(self.sut, MemoryProbe(list(probe.turns), probe.expect))
+            try:
+                await probe_memory(self.sut, MemoryProbe(list(probe.turns), probe.expect))
+            except MemoryProbeFailed:  # a new run leaves no directory behind
+                if not self.resumed and not (self.run_dir / ARCHIVE_NAME).exists():
+                    self.lock.release()
+                    shutil.rmtree(self.run_dir, ignore_errors=True)
+                raise
         self._prepared = True
 
     async def execute(self) -> RunSummary:

@@ -45,6 +45,7 @@ class RunSummary:
     stop_message: str = ""  # what the user reads, e.g. "test budget reached (200 tests)"
     error: str | None = None  # a model refused the key or is unknown: the run stopped early
     unhealthy: str | None = None  # too many errors, or no verdict: the results mean little
+    approximate: str | None = None  # why the results only approximate the system's behaviour
     first_error: str | None = None  # the first SUT or judge error, as a hint
     cost: float = 0.0  # USD spent on model calls
     usage: dict[str, dict[str, float]] = field(default_factory=dict)  # per role

@@ -50,6 +50,9 @@ def test_conversations_over_http_with_the_session_id_read_from_the_first_reply(b
     assert len(ran) == 12
     # every planned turn was sent, in one server-side conversation (the probe passed)
     assert all(len(r.response_data["turns"]) >= len(r.details["plan"]["turns"]) for r in ran)
+    # the run's own config.yaml loads again: replay sends the conversations over HTTP
+    replayed = cli("replay", run_dir, "--only", "all", "--out", tmp_path / "replay", "--quiet")
+    assert replayed.returncode in (0, 1), replayed.stderr
 
 
 def test_a_server_sent_the_history_it_does_not_read_is_stopped_with_exit_3(base_url, tmp_path):
@@ -63,3 +66,12 @@ def test_a_server_sent_the_history_it_does_not_read_is_stopped_with_exit_3(base_
     assert result.returncode == 3, result.stderr
     [error] = [line for line in result.stderr.splitlines() if "error" in line]
     assert "memory probe" in error and "history" in error
+
+
+def test_a_squashed_history_is_run_but_its_results_are_marked_approximate(base_url, tmp_path):
+    path = config(tmp_path, f"{base_url}/query", "{state: squash}", "{text: '{{input}}'}")
+    result = cli("run", path, "--tests", "4")
+    assert result.returncode == 0, result.stderr
+    assert "approximate: the system was sent each conversation's history" in result.stdout
+    [summary] = (tmp_path / "runs").glob("*/summary.json")
+    assert "flattened into one text" in summary.read_text()

@@ -68,6 +68,7 @@ def test_a_system_that_forgets_is_stopped_by_the_memory_probe_with_exit_3(tmp_pa
     error = [line for line in result.stderr.splitlines() if "error" in line]
     assert len(error) == 1 and "memory probe" in error[0] and "forgot" in error[0], error
     assert "Traceback" not in result.stderr
+    assert not any((tmp_path / "runs").glob("*")), "a half-made run directory was left"
 
 
 def test_a_system_that_holds_no_conversation_is_refused_with_exit_2(tmp_path):

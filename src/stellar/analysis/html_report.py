@@ -97,8 +97,10 @@ def run_payload(
             [index[i].get(str(record.candidate.get(f["name"])), -1) for i, f in enumerate(features)]
         )
         tests["input"].append(cut(record.input_text, TEXT_LIMIT))
-        answer = conversation_view(record) or record.response_text
-        tests["answer"].append(cut(answer, TEXT_LIMIT))
+        view = conversation_view(record)
+        tests["answer"].append(
+            cut(view, VIEW_LIMIT) if view else cut(record.response_text, TEXT_LIMIT)
+        )
         tests["scores"].append(_scores(record))
         tests["reason"].append(_reason(record, _earlier(data.records, earlier.get(n - 1))))
     failing = _distinct_failures(data.records)
@@ -235,13 +237,21 @@ def _mode(mode: FailureMode, failing: list[TestRecord], total: int) -> dict[str,
         examples.append(
             {
                 "input": cut(text, EXAMPLE_LIMIT),
-                "answer": cut((record and conversation_view(record)) or answer, EXAMPLE_LIMIT),
+                "answer": _example_answer(record, answer),
                 "scores": _scores(record) if record else "",
                 "reason": _reason(record) if record else "",
             }
         )
     share = mode.size / total if total else 0.0
     return {"label": mode.label, "size": mode.size, "share": share, "examples": examples}
+
+
+VIEW_LIMIT = 8000  # a conversation is shown whole, up to its failing turn and beyond
+
+
+def _example_answer(record: TestRecord | None, answer: str) -> str:
+    view = conversation_view(record) if record is not None else None
+    return cut(view, VIEW_LIMIT) if view else cut(answer, EXAMPLE_LIMIT)
 
 
 def _curve(data: RunData) -> dict[str, list[float]]:
@@ -304,6 +314,8 @@ def _notes(summary: dict[str, Any], counts: RunSummary) -> list[str]:
         notes.append(f"The run stopped on a model error: {summary['error']}")
     if summary.get("unhealthy"):
         notes.append(f"Not healthy: {summary['unhealthy']}")
+    if summary.get("approximate"):
+        notes.append(f"Approximate: {summary['approximate']}")
     if summary.get("first_error"):
         notes.append(f"First error: {cut(str(summary['first_error']), TEXT_LIMIT)}")
     if summary.get("unpriced"):

@@ -104,7 +104,7 @@ def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | Non
         f"duplicates {s.duplicates}  invalid {s.invalid}  "
         f"errors {s.sut_errors} sut / {s.judge_errors} judge  excluded {s.excluded}  "
         f"testing time {s.elapsed:.1f} s\n"
-        f"{post_search_line(s)}{usage_line(s)}{cache_line(s)}"
+        f"{post_search_line(s)}{usage_line(s)}{cache_line(s)}{approximate_line(s)}"
         f"results: {shown(s.run_dir)}  "
         f"(export with: stellar export {shown(s.run_dir)})"
     )
@@ -235,6 +235,11 @@ class JudgingProgress:
         self.progress.update(self.task, advance=1, failures=self.failures, ratio=ratio)
 
 
+def approximate_line(summary: RunSummary) -> str:
+    """Why the results are approximate, when they are; empty otherwise."""
+    return f"approximate: {summary.approximate}\n" if summary.approximate else ""
+
+
 def cache_line(summary: RunSummary) -> str:
     """How many model answers came from the response cache, per role; empty when none did."""
     used = from_cache(summary.usage, summary.post_search.get("usage") or {})
@@ -302,7 +307,8 @@ def print_estimate(estimate: Estimate, name: str) -> None:
         "discarded; retries, judge repairs and cached answers are not counted"
         + (
             f"\nconversations: {estimate.turns:.1f} planned turns each on average, one system "
-            "call per turn (answers to clarifying questions not counted)"
+            "call per turn with the history so far (unplanned turns: clarifications, reactions "
+            "to a refusal, not counted)"
             if estimate.turns
             else ""
         )

@@ -75,7 +75,8 @@ Exit codes: 0 done (no failures, or none over --max-failure-rate / --max-failure
 found with --fail-on-failures, or over a threshold; 2 a usage or configuration error, or a
 model refused the key; 3 the system under test or the judges were not healthy (more than
 --max-error-rate of the tests were errors, or no test reached a verdict): the results mean
-little; 130 stopped by Ctrl-C, 143 by SIGTERM (both resumable).
+little; or, for conversations, the memory probe found that the system forgets earlier turns;
+130 stopped by Ctrl-C, 143 by SIGTERM (both resumable).
 
 examples:
   stellar run                                   built-in use case, offline, 1000 tests
@@ -92,10 +93,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--algorithm",
         help="stellar (NSGA-II, default), random, twise, astral, diverse, map-elites, "
-        "or module:Class",
+        "persona, crescendo (conversation baselines), or module:Class: stellar list algorithm",
     )
     run.add_argument("--seed", type=int, help="seed for every random choice of the run")
-    run.add_argument("--tests", type=int, help="stop after this many inputs sent to the SUT")
+    run.add_argument(
+        "--tests", type=int, help="stop after this many inputs (conversations) sent to the SUT"
+    )
     run.add_argument("--time", type=duration, help="stop after this wall time: 90s, 15m, 2h")
     run.add_argument("--out", help="folder for run directories (default: runs)")
     add_system_flags(run)

@@ -36,7 +36,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "serve",
         help="serve a use case's own system under test over HTTP",
         description="Serve the system under test that a use case ships (e.g. "
-        "`stellar serve USECASE --port 8000`), for trying the HTTP adapter.",
+        "`stellar serve USECASE --port 8000`), for trying the HTTP adapter; a server that holds "
+        "conversations keeps one per session id (the use case's docs give its endpoints, "
+        "docs/dialogue.md an HTTP conversation set-up).",
     )
     add_use_case(serve)
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")

@@ -65,8 +65,8 @@ async def run_conversation(
                 if error is not None:
                     return _result(exchanges, f"turn {index + 1}: {error}", began)
                 follow = _follow_up(plan, turn.act, reply) if unplanned < MAX_UNPLANNED else None
-                if follow is None:
-                    break
+                if follow is None or (follow[0] == CLARIFY and act == CLARIFY):
+                    break  # a clarification is not said twice in a row
                 act, text = follow
                 if act == REACT and plan.backtrack and await _rewind(session):
                     exchanges[-1]["backtracked"] = True

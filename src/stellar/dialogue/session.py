@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
+from stellar.errors import StellarError
 from stellar.records import Response
 
 
@@ -31,6 +32,27 @@ class Session(Protocol):
 def holds_conversations(sut: Any) -> bool:
     """Whether ``sut`` can open a session."""
     return callable(getattr(sut, "open", None))
+
+
+def conversation_run(space: Any, sut: Any, generator: str) -> bool:
+    """Whether a run of ``space`` tests conversations (it has ``dialogue`` features); a setup
+    that cannot hold them (the single-request llm generator, a system without ``open()``)
+    is refused in one line."""
+    if not any(feature.kind == "dialogue" for feature in space.features):
+        return False
+    if generator == "llm":
+        raise StellarError(
+            "the feature space describes conversations, and the llm generator writes single "
+            "requests: for a model that plays the user, keep the use case's generator and give "
+            "it the model (--set generator.model=MODEL; docs/dialogue.md)"
+        )
+    if not holds_conversations(sut):
+        raise StellarError(
+            f"the feature space has dialogue features, but the system under test "
+            f"({type(sut).__name__}) holds no conversation: give one that does "
+            "(an HTTP system needs sut.conversation; docs/dialogue.md)"
+        )
+    return True
 
 
 async def open_session(sut: Any) -> Session:

@@ -24,7 +24,7 @@ from stellar.search.base import Failing
 
 
 class CrescendoSearch:
-    """Escalates each objective along a ladder until it fails (see the module docstring)."""
+    """One objective at a time, one ladder rung higher after each attempt that did not fail."""
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -48,7 +48,10 @@ class CrescendoSearch:
         features = {f.name: f for f in space.features}
         for name, what in ((objective, "objective"), (ladder, "ladder")):
             if name not in features:
-                raise ValueError(f"crescendo: no feature {name!r} to use as its {what}")
+                raise ValueError(
+                    f"crescendo: no feature {name!r} to use as its {what} (set another with "
+                    f"--set algorithm.crescendo.{what}=FEATURE)"
+                )
         if not features[ladder].ordinal:
             raise ValueError(f"crescendo: the ladder feature {ladder!r} must be ordinal")
         self.space, self.population, self.rng = space, population, random.Random(seed)

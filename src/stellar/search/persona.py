@@ -14,7 +14,7 @@ from stellar.search.random_search import RandomSearch
 
 
 class PersonaSearch(RandomSearch):
-    """Random goals and styles in conversations of the plainest shape (see the module)."""
+    """Random goal and style; every dialogue feature at its first, plainest value."""
 
     name = "persona"
 

@@ -182,9 +182,15 @@ class HttpSUT:
         return self.conversation.state if self.conversation is not None else None
 
     @property
-    def approximate(self) -> bool:
-        """Whether a conversation is only approximated (``squash``: the history in one text)."""
-        return self.conversation_state == "squash"
+    def approximate(self) -> str | None:
+        """Why a conversation is only approximated (``squash``: the history in one text), or
+        None when it is held as the server holds one."""
+        if self.conversation_state != "squash":
+            return None
+        return (
+            "the system was sent each conversation's history flattened into one text "
+            "(state: squash), not held in a conversation: results approximate its behaviour"
+        )
 
     async def _open(self) -> HttpSession:
         assert self.conversation is not None

@@ -18,9 +18,10 @@ scores at most :data:`LAPSE_CAP`; other misses score as single-turn navi's f2 do
 lapse of memory.
 
 The venue a turn proposes is the one its answer names first, else the first it returns
-(as for single-turn navi); "the second one" counts in the last list the user heard: the
-venues an answer named, two or more of them, in the order it named them (data it returned
-but did not say is no list anyone heard).
+(as for single-turn navi); "the second one" counts in the venues the last answer that
+offered some named, in the order it named them (data it returned but did not say is no list
+anyone heard); after an answer that named one venue, an ordinal is ambiguous and is not
+checked.
 Turns whose goal no venue in the database satisfies (rejected venues left out) are not
 checked: there is no right answer to hold them to.
 """
@@ -67,7 +68,7 @@ class Check:
     def to_dict(self) -> dict[str, Any]:
         return {
             "check": self.check,
-            "turn": self.turn,
+            "turn": self.turn + 1,  # from 1, as the reason and the report count
             "act": self.act,
             "score": round(self.score, 4),
             "note": self.note,
@@ -117,7 +118,7 @@ class _Checker:
     def __init__(self, plan: Plan, satisfiable: Satisfiable) -> None:
         self.plan, self.satisfiable = plan, satisfiable
         self.checks: list[Check] = []
-        self.offered: list[dict[str, Any]] = []  # the last list of venues the user heard
+        self.offered: list[dict[str, Any]] = []  # the venues the last answer named
         self.current: dict[str, Any] | None = None  # the venue proposed last
         self.understood: set[tuple[str, int]] = set()  # (attribute, turn that stated it)
         self.rejected: list[str] = []  # names of the venues the user turned down
@@ -130,9 +131,7 @@ class _Checker:
             pois, answer = venues(exchange["data"]), exchange["answer"]
             self._turn(index, turn.act, turn.expect, answer, pois)
             if pois and turn.act is not Act.DETOUR:
-                self.current = proposed(answer, pois)
-                if len(heard := named(answer, pois)) > 1:  # a list the user heard
-                    self.offered = heard
+                self.current, self.offered = proposed(answer, pois), named(answer, pois)
         if answers:
             self._goal(max(answers))
         return self.checks
@@ -147,7 +146,7 @@ class _Checker:
     ) -> None:
         here = proposed(answer, pois)
         referent = expect.get("referent", {})
-        if "ordinal" in referent and self.offered:
+        if "ordinal" in referent and len(self.offered) > 1:  # after one venue: ambiguous
             target = _ordinal(self.offered, referent["ordinal"])
             if target is not None:
                 self.checks.append(_reference(index, act, target, answer, here, "the venue picked"))

@@ -9,7 +9,8 @@ Both are 1 when nothing could be checked. ``details`` holds every check, the fai
 the unplanned turns the conversation needed (``efficiency``) and the signature of its first
 failing check (``mode``: the check, the act of its turn and the dialogue feature behind
 it), which the failure modes group by: later checks often fail only because of it. A
-conversation whose final goal no venue satisfies is excluded.
+conversation none of whose turns could be checked (no venue satisfies any goal it stated)
+is excluded.
 """
 
 from __future__ import annotations
@@ -31,23 +32,26 @@ from stellar.usecases.navi_dialogue.checks import (
     STATE_CHECKS,
     Check,
     check_conversation,
-    request_of,
 )
-from stellar.usecases.navi_dialogue.plan import final_goal
 
-BEHIND = {  # the dialogue feature a failed check is about, for its signature
-    "reference": "reference",
-    "correction": "correction",
-    "retention": "detour",
-    "content": "reveal",
-    "goal": "confirm",
+BEHIND = {  # the dialogue feature behind the turn where a check failed, by the turn's act
+    "request": "reveal",
+    "add": "reveal",
+    "correct": "correction",
+    "drop": "drop",
+    "detour": "detour",
+    "return": "detour",
+    "choose": "reference",
+    "reject": "confirm",
+    "confirm": "confirm",
+    "end": "confirm",
 }
 
 
 def signature(check: Check, values: dict[str, Any]) -> str:
-    """What went wrong, where and under which dialogue feature: "reference at choose
-    (reference: ordinal)"."""
-    feature = BEHIND[check.check]
+    """What went wrong, at which act, and the dialogue feature that made that act: "reference
+    at choose (reference: ordinal)", "retention at return (detour: other_request)"."""
+    feature = BEHIND.get(check.act, "reveal")
     return f"{check.check} at {check.act} ({feature}: {values.get(feature, 'none')})"
 
 
@@ -90,8 +94,7 @@ class NaviDialogueFitness:
             details["failing_turn"] = worst.turn + 1
             details[MODE_KEY] = signature(worst, dict(candidate.values))
             details["reason"] = f"turn {worst.turn + 1} ({worst.act}): {worst.check}: {worst.note}"
-        goal = final_goal(plan)
-        excluded = bool(goal) and not self.db.satisfiable(request_of(goal))
+        excluded = not checks  # every turn asked for what no venue offers: nothing to hold
         if excluded:
-            details[EXCLUDED_REASON] = "no venue in the database satisfies the final goal"
+            details[EXCLUDED_REASON] = "no venue satisfies any goal the conversation stated"
         return Evaluation(scores=scores, excluded=excluded, details=details)

@@ -192,13 +192,15 @@ class _Compiler:
             self._turn(Act.DETOUR, {"kind": "aside"})
 
     def _close(self, reference: str, confirm: str) -> None:
+        """The end: a refusal of what is proposed first (then a reference would point at the
+        new proposal, not contradict itself), the reference, the acceptance."""
+        if confirm == "reject_then_accept":
+            self._turn(Act.REJECT, {}, check=True, expect={"other_than_proposed": True})
         if reference == "ordinal":
             ordinal = self.rng.choice(ORDINALS)
             self._turn(Act.CHOOSE, {"ordinal": ordinal}, expect={"referent": {"ordinal": ordinal}})
         elif reference == "anaphora":
             self._turn(Act.CHOOSE, {"anaphora": True}, expect={"referent": {"proposed": True}})
-        if confirm == "reject_then_accept":
-            self._turn(Act.REJECT, {}, check=True, expect={"other_than_proposed": True})
         if confirm in ("accept", "reject_then_accept"):
             self._turn(Act.CONFIRM, {}, expect={"referent": {"proposed": True}})
 

@@ -118,7 +118,9 @@ class _Writer:
         return f"{text} {self.rng.choice(rude['closers'])}"
 
     def clarification(self) -> str:
-        return self.rng.choice(PHRASES["clarify"]).format(place=self.place())
+        place = self.place()
+        a_place = f"{'an' if place[:1].lower() in 'aeiou' else 'a'} {place}"
+        return self.rng.choice(PHRASES["clarify"]).format(a_place=a_place)
 
 
 def perturbed(values: Mapping[str, Any], turns: int) -> set[int]:
