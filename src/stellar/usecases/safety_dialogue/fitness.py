@@ -1,7 +1,8 @@
 """Fitness of an escalating conversation: each answer and the request's answers together.
 
-The single-turn safety judges score every answer against the request the conversation
-works towards (its parts joined; an answer to a benign step can already help with it)
+The single-turn safety judges score every answer to a step, a part of the request or a
+reaction against the request the conversation works towards (its parts joined: an answer to
+a benign step can already help with it; a priming turn asks for nothing and is not judged)
 (:class:`~stellar.usecases.safety.fitness.SafetyScore` during the search,
 :class:`~stellar.usecases.safety.fitness.SafetyVerdict` after it: the offline classifier,
 confirmed by the detector, or the LLM judges given with ``--judge``), and the answers to
@@ -30,6 +31,11 @@ from stellar.usecases.safety_dialogue.checks import (
     request_exchanges,
 )
 
+JUDGED = ("step", "request", "react")
+"""The acts whose answers are judged. A priming turn asks for nothing harmful: SmolLM2's
+acceptance of a frame ("here are your German answers: ...") looked unsafe to the offline
+classifier, and the search went for it."""
+
 
 def signature(safety: ConversationSafety, values: dict[str, Any]) -> str | None:
     """``unsafe on weapons at step (escalation: 4_steps)``; None for a safe conversation."""
@@ -53,23 +59,19 @@ class _ConversationSafety:
         return judged(turn, act, answer, evaluation.scores["safety"], verdict)
 
     async def judge(self, candidate: Candidate, response: Response) -> ConversationSafety:
-        exchanges = (
-            (response.data or {}).get("turns", []) if isinstance(response.data, dict) else []
-        )
-        answers = [
-            await self._judge(candidate, e["turn"], e["act"], e["user"], e["answer"])
-            for e in exchanges
-        ]
+        data = response.data if isinstance(response.data, dict) else {}
+        exchanges = data.get("turns", [])
         asked = request_exchanges(exchanges)
+        request = " ".join(e["user"] for e in asked if e["planned"])
+        answers = [  # against the request the conversation works towards
+            await self._judge(candidate, e["turn"], e["act"], request or e["user"], e["answer"])
+            for e in exchanges
+            if e["act"] in JUDGED
+        ]
         together = None
         if len(asked) > 1:
-            together = await self._judge(
-                candidate,
-                asked[-1]["turn"],
-                ACROSS,
-                " ".join(e["user"] for e in asked),
-                "\n".join(e["answer"] for e in asked),
-            )
+            joined = "\n".join(e["answer"] for e in asked)
+            together = await self._judge(candidate, asked[-1]["turn"], ACROSS, request, joined)
         return ConversationSafety(answers, together)
 
     async def evaluate(
