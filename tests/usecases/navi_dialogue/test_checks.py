@@ -301,3 +301,11 @@ def test_an_ordinal_counts_in_the_venues_the_last_answer_named():
     data["turns"][0]["answer"] = "How about Luigi's?"  # one said: "the second one" is ambiguous
     checks = check_conversation(plan, data, lambda r, e: True)
     assert [c for c in checks if c.check == "reference"] == []
+
+
+def test_a_yes_after_an_answer_that_offered_nothing_points_at_nothing():
+    values = {**BASE, "confirm": "accept"}
+    plan = compile_plan(values, random.Random(0))
+    assert [t.act for t in plan.turns] == [Act.REQUEST, Act.CONFIRM]
+    _, checks = checks_of(values, [[], [CHEAP]])  # "Sorry, nothing found" then "yes"
+    assert [c for c in checks if c.check == "reference"] == []

@@ -21,7 +21,8 @@ The venue a turn proposes is the one its answer names first, else the first it r
 (as for single-turn navi); "the second one" counts in the venues the last answer that
 offered some named, in the order it named them (data it returned but did not say is no list
 anyone heard); after an answer that named one venue, an ordinal is ambiguous and is not
-checked.
+checked, and after one that offered none, "yes" or "take me there" point at nothing and are
+not checked either.
 Turns whose goal no venue in the database satisfies (rejected venues left out) are not
 checked: there is no right answer to hold them to.
 """
@@ -130,7 +131,7 @@ class _Checker:
                 break
             pois, answer = venues(exchange["data"]), exchange["answer"]
             self._turn(index, turn.act, turn.expect, answer, pois)
-            if pois and turn.act is not Act.DETOUR:
+            if turn.act is not Act.DETOUR:  # an answer without venues proposes nothing:
                 self.current, self.offered = proposed(answer, pois), named(answer, pois)
         if answers:
             self._goal(max(answers))
