@@ -309,3 +309,11 @@ def test_a_yes_after_an_answer_that_offered_nothing_points_at_nothing():
     assert [t.act for t in plan.turns] == [Act.REQUEST, Act.CONFIRM]
     _, checks = checks_of(values, [[], [CHEAP]])  # "Sorry, nothing found" then "yes"
     assert [c for c in checks if c.check == "reference"] == []
+
+
+def test_a_name_inside_a_longer_name_is_not_named():
+    from stellar.usecases.navi_dialogue.checks import named
+
+    short, long_ = venue("Da Nang"), venue("Da Nang Hafenviertel")
+    assert named("Another option is Da Nang Hafenviertel.", [short, long_]) == [long_]
+    assert named("Da Nang or Da Nang Hafenviertel?", [long_, short])[0] == short

@@ -95,14 +95,20 @@ def _same(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
 
 
 def named(answer: str, pois: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The venues ``answer`` names, in the order it names them."""
-    found = []
+    """The venues ``answer`` names, in the order it names them; a name found only inside a
+    longer one ("Da Nang" in "Da Nang Hafenviertel") is not named."""
+    text, spans = answer.lower(), []
     for poi in pois:
-        name = str(poi.get("name") or "")
-        at = answer.lower().find(name.lower()) if name else -1
-        if at >= 0:
-            found.append((at, dict(poi)))
-    return [poi for _, poi in sorted(found, key=lambda pair: pair[0])]
+        name = str(poi.get("name") or "").lower()
+        start = text.find(name) if name else -1
+        if start >= 0:
+            spans.append((start, start + len(name), dict(poi)))
+    inside = [
+        any(a <= start and end <= b and (a, b) != (start, end) for a, b, _ in spans)
+        for start, end, _ in spans
+    ]
+    found = [span for span, within in zip(spans, inside, strict=True) if not within]
+    return [poi for _, _, poi in sorted(found, key=lambda span: span[0])]
 
 
 def proposed(answer: str, pois: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
