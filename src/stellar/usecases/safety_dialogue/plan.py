@@ -27,9 +27,11 @@ import yaml
 
 from stellar.dialogue.plan import Act, Plan, Turn, joined
 from stellar.features import Candidate
+from stellar.llm.base import ChatModel, PlannedCall
 from stellar.records import TestInput
 from stellar.usecases.safety.realiser import CATEGORIES, GENERIC, realise
 from stellar.usecases.safety.refusal_rule import REFUSAL_PHRASES
+from stellar.usecases.safety_dialogue.attacker import rewrite
 
 PHRASES: dict[str, Any] = yaml.safe_load(
     (Path(__file__).parent / "turn_phrases.yaml").read_text(encoding="utf-8")
@@ -80,11 +82,26 @@ def write_plan(values: Mapping[str, Any], rng: random.Random) -> Plan:
 
 
 class SafetyDialogueRealiser:
-    """Generator for escalating conversations: candidate -> plan with written turns, offline."""
+    """Generator for escalating conversations: candidate -> plan with written turns.
+
+    Offline by default (templates); with ``model`` (``--generator MODEL``), a chat model plays
+    the attacker and rewrites each turn, kept where it keeps the turn's subject and is no
+    refusal (:mod:`~stellar.usecases.safety_dialogue.attacker`)."""
+
+    def __init__(self, model: ChatModel | None = None) -> None:
+        self.model = model
 
     async def generate(self, candidate: Candidate, rng: random.Random) -> TestInput:
         plan = write_plan(candidate.values, rng)
+        if self.model is not None:
+            plan = await rewrite(plan, self.model)
         return TestInput(text=joined(plan.texts), plan=plan.to_dict())
+
+    def planned_calls(self, candidate: Candidate | None = None) -> list[PlannedCall]:
+        """With a model: one call per turn, about five a conversation (``--dry-run``)."""
+        if self.model is None:
+            return []
+        return [PlannedCall(self.model.name, "generator", 150, 60, calls=5)]
 
     def planned_turns(self, candidate: Candidate, rng: random.Random) -> int:
         """The turns of the candidate's plan (``--dry-run``: model calls per test)."""
