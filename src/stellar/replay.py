@@ -40,6 +40,7 @@ from stellar.errors import ModelAccessError, StellarError
 from stellar.features import Candidate, FeatureSpace
 from stellar.llm.usage import from_cache
 from stellar.locks import DirectoryLock
+from stellar.modes import count_modes, mode_embedder
 from stellar.pipeline import Gate, Pipeline
 from stellar.post_search import judge_archive, update_summary
 from stellar.records import TestInput, TestRecord
@@ -227,6 +228,10 @@ async def _send(
                 except ModelAccessError as exc:
                     fatal(f"post-search judge: {exc}")
                 update_summary(summary, archive, post)
+            elif post is None:  # the failure modes of what failed again, as a run counts them
+                thresholds = (config.oracle.below or {}, {})
+                embedder = mode_embedder(config.duplicates.embedder)
+                summary.modes = count_modes(list(archive.records()), thresholds, embedder)
             _finish(summary, archive, config, stop, len(asked), repeat, began)
     finally:
         close = getattr(parts.sut, "aclose", None)

@@ -45,6 +45,8 @@ def test_a_replayed_failing_conversation_fails_again(conversation_run, tmp_path)
     [replay_dir] = tmp_path.iterdir()
     outcomes = json.loads((replay_dir / "replay.json").read_text())
     assert outcomes["counts"]["still_failing"] == len(outcomes["tests"]) > 0
+    summary = json.loads((replay_dir / "summary.json").read_text())
+    assert summary["modes"] >= 1  # the modes of what failed again are counted
 
 
 def test_the_report_shows_conversations_with_the_failing_turn_marked(conversation_run):
