@@ -1,16 +1,17 @@
 """The shortest failing conversation: dialogue features made plainer while the failure stays.
 
 A failing conversation is shrunk through its candidate, not by cutting turns out of its
-transcript (a cut would leave later turns expecting what the removed one said): each
-``dialogue`` feature in turn is set to its first value, the plainest one (no correction, no
-detour, distance 1...), the plan is compiled and sent again, and the change is kept when the
-conversation still fails with the same signature (``details["mode"]``) in fewer planned
-turns. It stops when no feature can be made plainer. Every try is a real conversation with
-the system under test, written with the test's own seed.
+transcript (a cut would leave later turns expecting what the removed one said): a
+``dialogue`` feature, or two together, is set to its first value, the plainest one (no
+correction, no detour, distance 1...), the plan is compiled and sent again, and the change
+is kept when the conversation still fails with the same signature (``details["mode"]``) in
+fewer planned turns. It stops when no single feature or pair can be made plainer. Every try
+is a real conversation with the system under test, written with the test's own seed.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -92,20 +93,21 @@ class Shrinker:
         if not original.failed:
             return Shrunk(original, original, tries)
         dialogue = [f for f in self.space.features if f.kind == "dialogue"]
-        changed = True
-        while changed:
-            changed = False
-            for feature in dialogue:
-                plain = feature.values[0]
-                if best.values[feature.name] == plain:
-                    continue
-                tried = await self.attempt({**best.values, feature.name: plain}, seed)
+        while True:
+            fancy = [f for f in dialogue if best.values[f.name] != f.values[0]]
+            moves = [[f] for f in fancy] + [list(p) for p in itertools.combinations(fancy, 2)]
+            for move in moves:  # one feature at a time, then two together
+                tried = await self.attempt(
+                    {**best.values, **{f.name: f.values[0] for f in move}}, seed
+                )
                 tries += 1
                 if (
                     tried.failed
                     and tried.signature == original.signature
                     and len(tried.plan.turns) < len(best.plan.turns)
                 ):
-                    plainer[feature.name] = (best.values[feature.name], plain)
-                    best, changed = tried, True
-        return Shrunk(original, best, tries, plainer)
+                    plainer.update({f.name: (best.values[f.name], f.values[0]) for f in move})
+                    best = tried
+                    break
+            else:
+                return Shrunk(original, best, tries, plainer)
