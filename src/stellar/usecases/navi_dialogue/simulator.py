@@ -14,8 +14,8 @@ import re
 from typing import Any
 
 from stellar.dialogue.plan import Act, Plan, Turn
+from stellar.generators.turns import rewrite_turns
 from stellar.llm.base import ChatModel
-from stellar.text.cleaning import clean_generation
 from stellar.usecases.navi.vocabulary import CUISINE_NAMES
 
 WORDS: dict[str, dict[Any, tuple[str, ...]]] = {  # words that say an attribute's value
@@ -77,23 +77,17 @@ def carries(turn: Turn, text: str) -> bool:
 
 async def rewrite(plan: Plan, model: ChatModel, style: str) -> Plan:
     """``plan`` with every turn the model writes acceptably in the model's words."""
-    said: list[str] = []
-    for turn in plan.turns:
+
+    def ask(turn: Turn, earlier: str) -> str:
         instruction = ACTS.get(turn.act, "continue the conversation").format(
             what=describe(turn.slots),
             attribute=turn.slots.get("attribute", ""),
             category=turn.slots.get("category", "place"),
             ordinal=turn.slots.get("ordinal", "first"),
         )
-        earlier = "\n".join(f"- {text}" for text in said) or "(nothing yet)"
-        prompt = (
+        return (
             f"What you said so far:\n{earlier}\n\nIn your next message, {instruction}. "
             f"Speak {style}. Do not mention anything else."
         )
-        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
-        completion = await model.complete(messages, temperature=0.0, max_tokens=60)
-        written = clean_generation(completion.text)
-        if carries(turn, written):
-            turn.text, turn.source = written, "model"
-        said.append(turn.text)
-    return plan
+
+    return await rewrite_turns(plan, model, SYSTEM, ask, carries)
