@@ -87,6 +87,7 @@ class Level:
     depth: int | None = None  # generations in flight (None: the run's default)
     seed: int = 0
     space: str = "safety"  # calls3's feature space, of SPACES
+    settings: tuple[tuple[str, str], ...] = ()  # navi: more `--set KEY=VALUE`
 
 
 def calls3_config(folder: Path, url: str, level: Level):
@@ -132,6 +133,7 @@ def navi_config(folder: Path, url: str, level: Level):
         "generations_in_flight": level.depth,
         "algorithm.population": level.population,
         "llm.endpoints": {"openai-compatible": endpoint(level.concurrency)},
+        **dict(level.settings),
     }
     return load_config(None, overrides, settings)
 
@@ -230,8 +232,16 @@ def main() -> int:
     parser.add_argument(
         "--depth", type=int, help="generations in flight (default: the run's own choice)"
     )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="navi: a setting of the run, as `stellar run --set` (e.g. duplicates.embedder=minilm)",
+    )
     parser.add_argument("--json", type=Path, help="also write the rows to this file")
     args = parser.parse_args()
+    settings = tuple(tuple(item.split("=", 1)) for item in args.set)
     levels = [int(x) for x in args.levels.split(",")]
     setups, latencies = args.setups.split(","), args.latencies.split(",")
     if not set(setups) <= set(SETUPS) or not set(latencies) <= set(LATENCIES):
@@ -256,7 +266,13 @@ def main() -> int:
                 for level in levels:
                     tests = args.tests or (max(640, 40 * level) if setup == "calls3" else 640)
                     shape = Level(
-                        setup, level, tests, args.population, args.depth, space=args.space
+                        setup,
+                        level,
+                        tests,
+                        args.population,
+                        args.depth,
+                        space=args.space,
+                        settings=settings,
                     )
                     row = measure(url, shape)
                     rows.append({"latency": latency, **row})

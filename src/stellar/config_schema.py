@@ -180,7 +180,9 @@ class BudgetConfig(Strict):
 
 
 class DuplicatesConfig(Strict):
-    embedder: str = Field("minilm", description="minilm, hashing, or none to keep duplicates")
+    embedder: str = Field(
+        "minilm-int8", description="minilm-int8, minilm, hashing, or none to keep duplicates"
+    )
     threshold: float = Field(0.8, gt=0, le=1, description="cosine similarity counted as duplicate")
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from stellar.text import minilm_onnx
-from stellar.text.embeddings import MiniLMEmbedder, minilm_model_dir
+from stellar.text.embeddings import MiniLMEmbedder, get_embedder, minilm_model_dir
 
 TEXTS = [
     "Find me a cheap Italian restaurant with parking, rated at least four stars",
@@ -65,3 +65,18 @@ def test_a_failed_export_says_why(tmp_path, monkeypatch) -> None:
 def test_unknown_backend_is_refused() -> None:
     with pytest.raises(ValueError, match="backend"):
         MiniLMEmbedder(backend="tensorflow")
+
+
+def test_the_8_bit_model_is_a_close_copy_written_once(tmp_path, monkeypatch) -> None:
+    exact = MiniLMEmbedder().embed(TEXTS)
+    near = get_embedder("minilm-int8").embed(TEXTS)
+    np.testing.assert_allclose(np.linalg.norm(near, axis=1), 1.0, atol=1e-5)
+    cosines = (exact * near).sum(axis=1)
+    assert cosines.min() > 0.95 and not np.allclose(exact, near, atol=1e-3)
+    float_graph = minilm_onnx.exported(minilm_model_dir())
+    copy = tmp_path / float_graph.name
+    copy.write_bytes(float_graph.read_bytes())
+    small = minilm_onnx.quantised(copy)
+    assert small.parent == tmp_path and small.stat().st_size < copy.stat().st_size / 3
+    assert minilm_onnx.quantised(copy) == small
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([copy.name, small.name])

@@ -81,7 +81,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     add_system_flags(compare)
     compare.add_argument(
-        "--embedder", default="minilm", help="embedder for diversity: minilm (default) or hashing"
+        "--embedder",
+        default="minilm-int8",
+        help="embedder for diversity and failure modes: minilm-int8 (default, as the runs' "
+        "duplicate filter), minilm (float weights) or hashing",
     )
     compare.add_argument(
         "--repeats", type=int, default=10, help="clusterings with different seeds (default 10)"

@@ -7,11 +7,17 @@ package's version and the versions of torch and ONNX that wrote it. Later proces
 only ONNX Runtime and the ``tokenizers`` tokenizer of the same files. The vectors agree
 with sentence-transformers' to about 2e-7 (``tests/text/test_minilm_onnx.py``); on 2 cores
 it embeds the default run's inputs faster than torch and needs less memory (``bench/speed.py``).
+
+``int8=True`` runs a copy of the graph whose weights ONNX Runtime's dynamic quantisation
+stored as 8-bit integers, one scale per output channel, written once next to the float one:
+2.3x less CPU a text on 2 cores, and vectors within cosine 0.976 of the float ones (0.99 on
+average; ``bench/embeddings.py --int8``), which moves similarities by 0.013 on average.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -32,7 +38,7 @@ OPSET = 17
 class OnnxMiniLM:
     """Encodes texts to unit-norm float32 rows with the exported graph."""
 
-    def __init__(self, model_dir: Path, threads: int | None = None) -> None:
+    def __init__(self, model_dir: Path, threads: int | None = None, *, int8: bool = False) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
@@ -43,7 +49,7 @@ class OnnxMiniLM:
         # cores, 640 tests against a stub: 33 -> 27 ms of CPU a test, 11.5 -> 10.1 s)
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3  # warnings of the graph optimiser are not the user's
-        graph = exported(model_dir)
+        graph = quantised(exported(model_dir)) if int8 else exported(model_dir)
         self.session = onnxruntime.InferenceSession(
             str(graph), options, providers=["CPUExecutionProvider"]
         )
@@ -103,6 +109,25 @@ def exported(model_dir: Path) -> Path:
         _write_graph(model_dir, partial)
         os.replace(partial, target)  # atomic: a concurrent process sees all or nothing
     finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def quantised(graph: Path) -> Path:
+    """The cached 8-bit copy of ``graph`` (per-channel weights, dynamic activations)."""
+    target = graph.with_name(f"{graph.stem}-int8-{version('onnxruntime')}.onnx")
+    if target.is_file():
+        return target
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    partial = target.with_suffix(f".{os.getpid()}.partial")
+    root, level = logging.getLogger(), logging.getLogger().level
+    root.setLevel(logging.ERROR)  # its advice to pre-process the graph is not the user's
+    try:
+        quantize_dynamic(graph, partial, per_channel=True, weight_type=QuantType.QInt8)
+        os.replace(partial, target)
+    finally:
+        root.setLevel(level)
         partial.unlink(missing_ok=True)
     return target
 

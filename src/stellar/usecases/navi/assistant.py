@@ -93,7 +93,7 @@ class NavigationAssistant:
     def __init__(
         self,
         db: POIDatabase | None = None,
-        embedder: Any = "minilm",
+        embedder: Any = "minilm-int8",
         similarity_threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
         max_pois: int = 3,
         position: tuple[float, float] | None = None,
