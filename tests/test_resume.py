@@ -52,7 +52,9 @@ def executed(run_dir: Path) -> list[tuple]:
     return [r for r in rows(run_dir) if r[2] in ("ok", "sut_error", "judge_error")]
 
 
-@pytest.mark.parametrize("algorithm", ["stellar", "random", "twise", "diverse", "map-elites"])
+@pytest.mark.parametrize(
+    "algorithm", ["stellar", "random", "twise", "diverse", "map-elites", "mode-balanced"]
+)
 def test_resume_extends_a_finished_run_to_the_archive_of_one_long_run(
     toy_config, tmp_path, algorithm
 ):

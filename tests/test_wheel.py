@@ -37,8 +37,8 @@ def test_wheel_installs_in_a_fresh_venv_and_runs_the_packaged_venues(tmp_path):
 
     where = run(python, "-c", "import stellar; print(stellar.__file__)", cwd=tmp_path).stdout
     assert where.startswith(str(venv)), where
-    result = run(venv / "bin" / "stellar", "run", "--tests", "5", "--option", "pois=multiwoz",
+    result = run(venv / "bin" / "stellar", "run", "--tests", "30", "--option", "pois=multiwoz",
                  "--quiet", "--show", "0", "--out", tmp_path / "runs", cwd=tmp_path)  # fmt: skip
-    assert "tests 5" in result.stdout
+    assert "tests 30" in result.stdout  # on Cambridge venues most random requests are excluded
     config = next((tmp_path / "runs").glob("*/config.yaml")).read_text()
     assert "pois: multiwoz" in config
