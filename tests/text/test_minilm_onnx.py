@@ -80,3 +80,11 @@ def test_the_8_bit_model_is_a_close_copy_written_once(tmp_path, monkeypatch) -> 
     assert small.parent == tmp_path and small.stat().st_size < copy.stat().st_size / 3
     assert minilm_onnx.quantised(copy) == small
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([copy.name, small.name])
+
+
+def test_a_vector_does_not_depend_on_the_texts_embedded_with_it() -> None:
+    for name in ("minilm", "minilm-int8"):
+        model = get_embedder(name).model  # the model itself: the embedder's cache would hide it
+        together = model.encode(TEXTS[:5], batch_size=5)
+        alone = np.concatenate([model.encode([text]) for text in TEXTS[:5]])
+        np.testing.assert_allclose(together, alone, atol=1e-5, err_msg=name)

@@ -43,7 +43,7 @@ class ModeBalancedSearch:
             0.1, ge=0, le=1, description="share of candidates drawn at random once modes exist"
         )
         balance: float = Field(
-            0.5, ge=0, description="a mode's weight is its size to the power -balance"
+            0.5, ge=0, le=10, description="a mode's weight is its size to the power -balance"
         )
         changes: int = Field(2, ge=1, description="features a child changes of its parent")
 
@@ -61,6 +61,8 @@ class ModeBalancedSearch:
     ) -> None:
         if population < 1:
             raise ValueError("population must be at least 1")
+        if not 0 <= balance <= 10:  # larger powers round every weight to 0
+            raise ValueError(f"balance must be in [0, 10], got {balance}")
         self.space, self.population = space, population
         self.explore, self.balance = explore, balance
         self.changes = min(changes, len(space.names))

@@ -50,12 +50,19 @@ class OnnxMiniLM:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3  # warnings of the graph optimiser are not the user's
         graph = quantised(exported(model_dir)) if int8 else exported(model_dir)
+        self.int8 = int8
         self.session = onnxruntime.InferenceSession(
             str(graph), options, providers=["CPUExecutionProvider"]
         )
 
     def encode(self, texts: list[str], batch_size: int = 64, **_: Any) -> np.ndarray:
-        """One padded call per ``batch_size`` texts (the caller groups them by length)."""
+        """One padded call per ``batch_size`` texts (the caller groups them by length).
+
+        The 8-bit graph takes one text a call: its activations are quantised with one scale
+        per call, so a text's vector would depend on the texts beside it (cosine 0.99 between
+        the two), and a replayed or resumed run would not meet the same verdicts. One text a
+        call costs it no more CPU (no padding): 8.6 against 9.2 ms a text in calls of 20."""
+        batch_size = 1 if self.int8 else batch_size
         rows = []
         for start in range(0, len(texts), batch_size):
             encoded = self.tokenizer.encode_batch(texts[start : start + batch_size])
