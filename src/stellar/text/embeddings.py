@@ -220,7 +220,8 @@ class MiniLMEmbedder:
 
 
 def minilm_int8() -> MiniLMEmbedder:
-    """all-MiniLM-L6-v2 with 8-bit weights: 2.3x cheaper, similarities within about 0.013."""
+    """all-MiniLM-L6-v2 with 8-bit weights: half the CPU, similarities moved by 0.012 on
+    average (0.039 at the 99th percentile)."""
     return MiniLMEmbedder(backend="onnx-int8")
 
 
