@@ -41,13 +41,13 @@ def test_children_change_at_most_the_set_number_of_a_failures_features():
 
 
 def test_a_small_mode_is_drawn_more_often_than_a_large_one():
-    search = ModeBalancedSearch(SPACE, seed=2, population=400, explore=0.0, changes=1)
+    search = ModeBalancedSearch(SPACE, seed=2, explore=0.0, changes=1)
     bars = [SPACE.candidate({**SPACE.random_values(search.rng), "place": "bar"}) for _ in range(30)]
     museums = [SPACE.candidate({**SPACE.random_values(search.rng), "place": "museum"})]
     museums *= 3
     told = bars + museums
     search.tell(told, [[0.0]] * len(told), modes=["bar"] * 30 + ["museum"] * 3)
-    children = search.ask()
+    children = [search._draw() for _ in range(400)]  # the draws, repeats allowed (small space)
     museum_share = np.mean([c.values["place"] == "museum" for c in children])
     # weights 3 ** -0.5 against 30 ** -0.5: 76% of children from the museum mode, of which
     # a quarter change the place
@@ -97,3 +97,16 @@ def test_it_finds_three_separated_regions_where_the_papers_search_finds_one():
     ]
     assert sum(n == 3 for n in balanced) >= 6
     assert max(paper) <= 2 and np.mean(paper) < 1.5
+
+
+def test_a_spent_space_ends_the_search():
+    tiny = parse_feature_space(
+        {"features": [{"name": n, "kind": "content", "values": [1, 2, 3]} for n in "ab"]}
+    )
+    search = ModeBalancedSearch(tiny, seed=0, population=4)
+    asked = []
+    while batch := search.ask():
+        asked += batch
+        search.tell(batch, [[0.0]] * len(batch), modes=[0] * len(batch))
+    assert sorted(c.vector for c in asked) == sorted({c.vector for c in asked})
+    assert len(asked) == 9  # every combination once, then nothing

@@ -13,7 +13,8 @@ modes the run assigns while it runs (:mod:`stellar.modes`) instead of the scores
   child keeps most of what made the parent fail, so it tends to fail the same way with
   another input (a new failure of a small mode) or, where the changed feature was the
   cause, a nearby way (a new mode);
-* a feature vector already asked is not asked again (up to ``TRIES`` redraws).
+* a feature vector already asked is not asked again (up to ``TRIES`` redraws; a batch
+  with no new vector at all ends the search: the space is spent).
 
 It learns nothing from passing tests' scores; a search that is not told modes (a run
 without failures yet) behaves as random search.
@@ -71,7 +72,9 @@ class ModeBalancedSearch:
         self.asked: set[tuple[float, ...]] = set()
 
     def ask(self) -> list[Candidate]:
-        return [self._new() for _ in range(self.population)]
+        """Up to ``population`` candidates never asked before; none when the space is spent."""
+        drawn = [self._new() for _ in range(self.population)]
+        return [c for c in drawn if c is not None]
 
     def tell(
         self,
@@ -87,14 +90,13 @@ class ModeBalancedSearch:
     def report(self, executed: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return {"modes_exploited": len(self.parents)}
 
-    def _new(self) -> Candidate:
-        candidate = self._draw()
-        for _ in range(TRIES):
-            if candidate.vector not in self.asked:
-                break
+    def _new(self) -> Candidate | None:
+        for _ in range(TRIES + 1):
             candidate = self._draw()
-        self.asked.add(candidate.vector)
-        return candidate
+            if candidate.vector not in self.asked:
+                self.asked.add(candidate.vector)
+                return candidate
+        return None
 
     def _draw(self) -> Candidate:
         if not self.parents or self.rng.random() < self.explore:
