@@ -57,8 +57,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     compare.add_argument(
         "--algorithms",
-        default="stellar,random,twise",
-        help="comma-separated names from `stellar list algorithm` (default: stellar,random,twise)",
+        help="comma-separated names from `stellar list algorithm` (default: the configuration's "
+        "own search, random, twise)",
     )
     compare.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default 10)")
     compare.add_argument("--tests", type=int, help="test budget of every run")
@@ -104,7 +104,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from stellar.usecase import has_file
 
     cluster = parse_cluster(args.cluster) if args.cluster is not None else None
-    algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
+    algorithms = [a.strip() for a in (args.algorithms or "default").split(",") if a.strip()]
     if not algorithms or args.seeds < 1 or args.parallel < 1:
         raise StellarError("compare needs at least one algorithm, one seed and --parallel >= 1")
     if args.junit:
@@ -120,6 +120,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     known = given and (has_file(Path(given)) or has_file(Path(given), folder=True))
     config_path = str(Path(given).resolve()) if known else given
     config = load_config(config_path, overrides, values)  # mistakes show now, not in workers
+    if args.algorithms is None:
+        algorithms = list(dict.fromkeys([config.algorithm.name, "random", "twise"]))
     space = config.feature_space()
     budget = {"budget.tests": args.tests, "budget.time": args.time}
     for algorithm in algorithms:  # read as each worker will: bad names or options fail now
@@ -175,8 +177,9 @@ def run_experiment(
 
     try:
         _, jobs, _ = pending(root, plan)
-        with status(False, "building covering arrays"):  # once, for every t-wise run
-            arrays = shared_arrays(plan, [algorithm for algorithm, _, _ in jobs])
+        wanted = [algorithm for algorithm, _, _ in jobs]
+        with status("twise" not in wanted, "building covering arrays"):
+            arrays = shared_arrays(plan, wanted)  # once, for every t-wise run
         with board.progress:
             if client is None:
                 runs, skipped = execute(root, plan, args.parallel, done, board.update, arrays)
