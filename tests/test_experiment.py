@@ -193,3 +193,15 @@ DirectoryLock(Path(sys.argv[1]), "compare").acquire()
 print("held", flush=True)
 time.sleep(60)
 """
+
+
+def test_compare_compares_the_configurations_own_search_by_default(tmp_path):
+    from stellar.cli import main
+
+    config = tmp_path / "run.yaml"
+    config.write_text(f"use_case: {TOY}\nalgorithm: {{name: mode-balanced}}\n")
+    args = ["compare", str(config), "--seeds", "1", "--tests", "6", "--parallel", "1"]
+    args += ["--embedder", "hashing", "--repeats", "1", "--out", str(tmp_path / "exp")]
+    assert main(args) == 0
+    runs = sorted(p.name for p in (tmp_path / "exp" / "runs").iterdir())
+    assert runs == ["mode-balanced-s0", "random-s0", "twise-s0"]
