@@ -280,3 +280,10 @@ def test_a_run_leaves_the_garbage_collector_as_it_found_it(toy_config):
     assert seen and all(young > before[0] and frozen for young, frozen in seen)
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+def test_a_new_run_that_cannot_prepare_its_system_leaves_no_directory(tmp_path):
+    result = cli("run", "--tests", "5", "--set", "sut.embedder=nope", "--out", tmp_path / "runs")
+    assert result.returncode == 2 and "unknown embedder 'nope'" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not list((tmp_path / "runs").glob("*"))

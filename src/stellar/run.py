@@ -29,7 +29,7 @@ from stellar.assembly import build_components, build_post_search
 from stellar.config import RunConfig, model_names
 from stellar.dialogue.probe import MemoryProbe, probe_memory
 from stellar.dialogue.session import conversation_run
-from stellar.errors import MemoryProbeFailed, ModelAccessError, StellarError
+from stellar.errors import ModelAccessError, StellarError
 from stellar.features import Candidate
 from stellar.gc_tuning import tuned_for_a_run
 from stellar.locks import DirectoryLock
@@ -118,6 +118,16 @@ class Run:
         budgets count testing, not preparation. Components opt in with a ``prepare`` method."""
         if self._prepared:
             return
+        try:
+            await self._prepare_components()
+        except Exception:  # a new run that could not start leaves no directory behind
+            if not self.resumed and not (self.run_dir / ARCHIVE_NAME).exists():
+                self.lock.release()
+                shutil.rmtree(self.run_dir, ignore_errors=True)
+            raise
+        self._prepared = True
+
+    async def _prepare_components(self) -> None:
         post_judge = self.post_search.judge if self.post_search else None
         for component in (self.generator, self.sut, self.fitness, self.duplicates, post_judge):
             prepare = getattr(component, "prepare", None)
@@ -130,14 +140,7 @@ class Run:
         probe = self.config.probe
         needed = getattr(self.sut, "probe_needed", True)  # not when the run sends the history
         if self.conversational and probe.enabled and needed:  # one that forgets tests nothing
-            try:
-                await probe_memory(self.sut, MemoryProbe(list(probe.turns), probe.expect))
-            except MemoryProbeFailed:  # a new run leaves no directory behind
-                if not self.resumed and not (self.run_dir / ARCHIVE_NAME).exists():
-                    self.lock.release()
-                    shutil.rmtree(self.run_dir, ignore_errors=True)
-                raise
-        self._prepared = True
+            await probe_memory(self.sut, MemoryProbe(list(probe.turns), probe.expect))
 
     async def execute(self) -> RunSummary:
         """Run the search to its budget; the run directory stays locked until it ends."""
