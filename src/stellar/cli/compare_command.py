@@ -104,8 +104,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from stellar.usecase import has_file
 
     cluster = parse_cluster(args.cluster) if args.cluster is not None else None
-    algorithms = [a.strip() for a in (args.algorithms or "default").split(",") if a.strip()]
-    if not algorithms or args.seeds < 1 or args.parallel < 1:
+    named = None if args.algorithms is None else [a.strip() for a in args.algorithms.split(",")]
+    if (named is not None and not any(named)) or args.seeds < 1 or args.parallel < 1:
         raise StellarError("compare needs at least one algorithm, one seed and --parallel >= 1")
     if args.junit:
         check_writable(Path(args.junit), "--junit")
@@ -120,8 +120,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     known = given and (has_file(Path(given)) or has_file(Path(given), folder=True))
     config_path = str(Path(given).resolve()) if known else given
     config = load_config(config_path, overrides, values)  # mistakes show now, not in workers
-    if args.algorithms is None:
-        algorithms = list(dict.fromkeys([config.algorithm.name, "random", "twise"]))
+    default = [config.algorithm.name, "random", "twise"]
+    algorithms = list(dict.fromkeys(a for a in named or default if a))
     space = config.feature_space()
     budget = {"budget.tests": args.tests, "budget.time": args.time}
     for algorithm in algorithms:  # read as each worker will: bad names or options fail now
