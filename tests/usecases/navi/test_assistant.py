@@ -478,6 +478,11 @@ def test_invalid_max_pois() -> None:
         NavigationAssistant(max_pois=0)
 
 
+def test_an_unknown_embedder_is_named_before_any_model_loads() -> None:
+    with pytest.raises(ValueError, match="embedder: unknown embedder 'no-such'"):
+        NavigationAssistant(embedder="no-such")
+
+
 class CountingEmbedder:
     """The hashing embedder, counting the texts of each call."""
 

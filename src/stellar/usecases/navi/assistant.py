@@ -46,7 +46,7 @@ import numpy as np
 
 from stellar.llm.base import ChatModel, PlannedCall, estimate_tokens
 from stellar.records import Response
-from stellar.text.embeddings import get_embedder
+from stellar.text.embeddings import UnknownEmbedder, embedder_factory, get_embedder
 from stellar.usecases.navi.conversation import NaviConversation
 from stellar.usecases.navi.poi import POI
 from stellar.usecases.navi.replies import (
@@ -102,6 +102,11 @@ class NavigationAssistant:
     ) -> None:
         if max_pois < 1:
             raise ValueError(f"max_pois must be >= 1, got {max_pois}")
+        if isinstance(embedder, str):
+            try:
+                embedder_factory(embedder)  # checked now; the model loads in prepare()
+            except UnknownEmbedder as exc:
+                raise ValueError(f"embedder: {exc}") from None
         self.similarity_threshold = similarity_threshold
         self.max_pois = max_pois
         self._db = db
