@@ -1,6 +1,7 @@
 """Mode-balanced search: children of failures, rare modes first, separated regions found."""
 
 import numpy as np
+import pytest
 
 from stellar.features import parse_feature_space
 from stellar.search.mode_balanced import ModeBalancedSearch
@@ -110,3 +111,8 @@ def test_a_spent_space_ends_the_search():
         search.tell(batch, [[0.0]] * len(batch), modes=[0] * len(batch))
     assert sorted(c.vector for c in asked) == sorted({c.vector for c in asked})
     assert len(asked) == 9  # every combination once, then nothing
+
+
+def test_more_changes_than_features_is_an_error_not_a_silent_cap():
+    with pytest.raises(ValueError, match="changes must be from 1 to 4, got 5"):
+        ModeBalancedSearch(SPACE, changes=5)

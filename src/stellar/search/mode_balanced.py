@@ -66,7 +66,9 @@ class ModeBalancedSearch:
             raise ValueError(f"balance must be in [0, 10], got {balance}")
         self.space, self.population = space, population
         self.explore, self.balance = explore, balance
-        self.changes = min(changes, len(space.names))
+        if not 1 <= changes <= len(space.names):
+            raise ValueError(f"changes must be from 1 to {len(space.names)}, got {changes}")
+        self.changes = changes
         self.rng = random.Random(seed)
         self.parents: dict[Hashable, list[Mapping[str, Any]]] = {}
         self.asked: set[tuple[float, ...]] = set()
