@@ -5,6 +5,7 @@ import random
 
 import numpy as np
 import pytest
+from search_samples import SPACE
 
 from stellar.assembly import build_algorithm
 from stellar.errors import StellarError
@@ -13,17 +14,6 @@ from stellar.run import Run
 from stellar.search import failing_below, make_algorithm
 from stellar.search.diverse import DiverseSearch
 from stellar.search.nsga2 import StellarSearch
-
-SPACE = parse_feature_space(
-    {
-        "features": [
-            {"name": "place", "kind": "content", "values": ["bar", "cafe", "hotel", "museum"]},
-            {"name": "price", "kind": "content", "ordinal": True, "values": [1, 2, 3, 4]},
-            {"name": "tone", "kind": "style", "values": ["rude", "plain", "polite"]},
-            {"name": "noise", "kind": "perturbation", "values": ["none", "typos", "fillers"]},
-        ]
-    }
-)
 
 
 def planted(values) -> list[float]:

@@ -2,21 +2,11 @@
 
 import numpy as np
 import pytest
+from search_samples import SPACE
 
 from stellar.features import parse_feature_space
 from stellar.search.mode_balanced import ModeBalancedSearch
 from stellar.search.nsga2 import StellarSearch
-
-SPACE = parse_feature_space(
-    {
-        "features": [
-            {"name": "place", "kind": "content", "values": ["bar", "cafe", "hotel", "museum"]},
-            {"name": "price", "kind": "content", "ordinal": True, "values": [1, 2, 3, 4]},
-            {"name": "tone", "kind": "style", "values": ["rude", "plain", "polite"]},
-            {"name": "noise", "kind": "perturbation", "values": ["none", "typos", "fillers"]},
-        ]
-    }
-)
 
 
 def differences(a, b) -> int:
