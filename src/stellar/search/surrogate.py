@@ -1,0 +1,311 @@
+"""Surrogate search: learn where the system fails while searching, and ask where *new*
+failures are likely.
+
+Failure is predictable from the features (a random forest over one-hot values reached AUC
+0.89 on the built-in assistant), yet mode-balanced mutation and NSGA-II learn nothing from
+passing tests. This search fits a classifier on every verdict so far and spends each batch
+where it expects failures that the run has not seen yet:
+
+* **the surrogate** is a scikit-learn random forest over the one-hot feature values whose
+  classes are "passed" and each failure mode the run assigned (:mod:`stellar.modes`), so
+  one model gives both the chance that a candidate fails and the mode it would fall in. Its
+  trees disagree where data is thin: that disagreement is the uncertainty;
+* **the pool** of each batch holds ``pool`` unseen, constrained candidates: random ones,
+  children of failures (``changes`` features redrawn, rare modes' parents first) and random
+  ones with one feature set to its least-tried value;
+* **the acquisition** is Thompson sampling over the trees: for each slot a tree is drawn and
+  the candidate it values most is taken, where a candidate's value is the probability of
+  failing in each mode, weighted by ``(1 + size) ** -balance`` (a mode found 30 times is
+  worth a fifth of a new one at the default 0.5) and raised by ``novelty`` times the share of
+  its value pairs that no failure has shown yet (failing 2-way cells). A taken candidate's
+  pairs count as shown for the rest of the batch, so a batch spreads;
+* a share ``explore`` of every batch stays uniformly random, and so is everything until the
+  run has a failure and ``warmup`` verdicts: the model never decides alone.
+
+The forest is refitted when the verdicts have grown by a tenth since the last fit (every
+batch early on), so its cost stays a small share of a run (``bench/speed.py``). Everything
+is drawn from one seeded generator and the forest's seed comes from it, so a resume that
+re-tells the archive asks the same candidates.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from stellar.features import Candidate, FeatureSpace
+
+PASSED = -1  # the surrogate's class of a passing test (modes are the other classes)
+EXCLUDED = -2  # its class of a test the fitness kept out of the verdicts (worth nothing)
+REFIT_GROWTH = 0.1  # refit when the verdicts have grown by this share since the last fit
+SAMPLED = 4  # each slot is valued by the mean of a random quarter of the trees
+TRIES = 20  # redraws of a pool member or random candidate whose vector was asked before
+LEARNERS = ("forest", "extra-trees")
+
+
+class SurrogateSearch:
+    """Thompson sampling over a random forest of failure modes (see the module)."""
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        population: int = Field(20, ge=1, description="candidates per batch")
+        learner: Literal["forest", "extra-trees"] = Field(
+            "forest", description="the surrogate: scikit-learn's random forest or extra trees"
+        )
+        trees: int = Field(32, ge=2, le=1000, description="trees of the surrogate's ensemble")
+        pool: int = Field(
+            600, ge=1, le=100_000, description="unseen candidates scored for each batch"
+        )
+        explore: float = Field(
+            0.1, ge=0, le=1, description="share of each batch drawn uniformly at random"
+        )
+        balance: float = Field(
+            1.0, ge=0, le=10, description="a mode's worth is (1 + its size) to the power -balance"
+        )
+        novelty: float = Field(
+            0.5, ge=0, le=100, description="weight of the failing value pairs a candidate may add"
+        )
+        changes: int = Field(2, ge=1, description="features a child of a failure redraws")
+        warmup: int = Field(
+            20, ge=1, description="verdicts (with a failure among them) before the model decides"
+        )
+
+    name = "surrogate"
+
+    def __init__(
+        self,
+        space: FeatureSpace,
+        n_objectives: int = 1,
+        seed: int = 0,
+        population: int = 20,
+        learner: str = "forest",
+        trees: int = 32,
+        pool: int = 600,
+        explore: float = 0.1,
+        balance: float = 1.0,
+        novelty: float = 0.5,
+        changes: int = 2,
+        warmup: int = 20,
+    ) -> None:
+        if population < 1:
+            raise ValueError(f"population must be at least 1, got {population}")
+        if learner not in LEARNERS:
+            raise ValueError(f"learner must be one of {', '.join(LEARNERS)}, got {learner!r}")
+        if pool < 1:
+            raise ValueError(f"pool must be at least 1, got {pool}")
+        if not 0 <= explore <= 1:
+            raise ValueError(f"explore must be in [0, 1], got {explore}")
+        if not 1 <= changes <= len(space.names):
+            raise ValueError(f"changes must be from 1 to {len(space.names)}, got {changes}")
+        self.space, self.population, self.pool = space, population, pool
+        self.learner, self.trees, self.warmup = learner, trees, warmup
+        self.explore, self.balance, self.novelty, self.changes = explore, balance, novelty, changes
+        self.rng = random.Random(seed)
+        self.columns = {
+            (f.name, i): k
+            for k, (f, i) in enumerate((f, i) for f in space.features for i in range(len(f.values)))
+        }
+        self.asked: set[tuple[float, ...]] = set()
+        self.rows: list[np.ndarray] = []  # one-hot rows of the told verdicts
+        self.labels: list[Hashable] = []  # PASSED or the failure's mode
+        self.parents: dict[Hashable, list[Mapping[str, Any]]] = {}
+        width = len(self.columns)
+        self.pair_a, self.pair_b = np.triu_indices(len(space.features), 1)
+        self.failing_pairs = np.zeros(width * width)  # failures showing each pair of one-hot
+        # columns (id a * width + b)
+        self.tried: Counter[tuple[str, int]] = Counter()  # (feature, value index) told
+        self.drawn_at_random: set[tuple[float, ...]] = set()
+        self.random_modes: Counter[Hashable | None] = Counter()  # outcomes of random draws
+        self.model: Any = None
+        self._fitted_on = 0
+        self.fits, self.seconds = 0, 0.0
+
+    # ------------------------------------------------------------------ ask / tell
+    def ask(self) -> list[Candidate]:
+        """Up to ``population`` candidates never asked before; none when the space is spent."""
+        ready = self.parents and len(self.labels) >= self.warmup
+        n_model = self.population - self._random_count() if ready else 0
+        started = time.perf_counter()
+        chosen = self._acquire(n_model) if n_model else []
+        self.seconds += time.perf_counter() - started
+        for candidate in chosen:
+            self.asked.add(candidate.vector)
+        while len(chosen) < self.population:
+            candidate = self._unseen(self._random)
+            if candidate is None:  # nearly spent: what the pool's wider draws still find
+                rest = self._pool()[: self.population - len(chosen)]
+                self.asked.update(c.vector for c in rest)
+                return chosen + rest
+            self.drawn_at_random.add(candidate.vector)
+            chosen.append(candidate)
+        return chosen
+
+    def tell(
+        self,
+        candidates: Sequence[Candidate],
+        scores: Sequence[Sequence[float] | None],
+        modes: Sequence[Hashable | None] | None = None,
+        excluded: Sequence[bool] | None = None,
+    ) -> None:
+        """Learn each scored candidate's outcome: passed, excluded, or failed in its mode."""
+        modes = modes or [None] * len(candidates)
+        excluded = excluded or [False] * len(candidates)
+        for candidate, score, mode, out in zip(candidates, scores, modes, excluded, strict=True):
+            if score is None:  # discarded or not scored: no outcome to learn
+                continue
+            row = self._one_hot(candidate.values)
+            self.rows.append(row)
+            self.labels.append(EXCLUDED if out else PASSED if mode is None else mode)
+            for name, value in candidate.values.items():
+                self.tried[(name, self.space[name].index(value))] += 1
+            if candidate.vector in self.drawn_at_random:
+                self.random_modes[mode] += 1
+            if mode is not None:
+                self.parents.setdefault(mode, []).append(candidate.values)
+                ids = np.flatnonzero(row)
+                self.failing_pairs[ids[self.pair_a] * len(self.columns) + ids[self.pair_b]] += 1
+        started = time.perf_counter()
+        self._refit()
+        self.seconds += time.perf_counter() - started
+
+    def report(self, executed: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        return {
+            "surrogate_fits": self.fits,
+            "surrogate_seconds": round(self.seconds, 3),  # fitting, pooling and acquiring
+            "modes_learnt": len(self.parents),
+        }
+
+    # ------------------------------------------------------------------ the surrogate
+    def _refit(self) -> None:
+        n = len(self.labels)
+        if not self.parents or n < self.warmup:
+            return
+        if self.model is not None and n < self._fitted_on * (1 + REFIT_GROWTH):
+            return
+        from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+        kind = RandomForestClassifier if self.learner == "forest" else ExtraTreesClassifier
+        labels = np.array([str(label) for label in self.labels])
+        self.model = kind(
+            n_estimators=self.trees,
+            min_samples_leaf=3,
+            max_features="sqrt",
+            random_state=self.rng.randrange(2**31),
+            n_jobs=1,
+        ).fit(np.array(self.rows), labels)
+        classes = list(self.model.classes_)
+        sizes = Counter(str(label) for label in self.labels)
+        # a class's worth: 0 for passing or excluded, (1 + size) ** -balance for a mode
+        nothing = {str(PASSED), str(EXCLUDED)}
+        self.worth = np.array(
+            [0.0 if c in nothing else (1 + sizes[c]) ** -self.balance for c in classes]
+        )
+        self._fitted_on = n
+        self.fits += 1
+
+    def _acquire(self, n: int) -> list[Candidate]:
+        """``n`` candidates of the pool, each the best of the tree drawn for its slot."""
+        pool = self._pool()
+        if not pool:
+            return []
+        X = np.array([self._one_hot(c.values) for c in pool], dtype=np.float32)
+        trees = self.model.estimators_
+        # each tree's worth of each candidate: sum over classes of P(class) * worth(class);
+        # a tree knows only the classes of its bootstrap sample, mapped back to the forest's
+        worth = np.empty((len(trees), len(pool)))
+        for t, tree in enumerate(trees):
+            worth[t] = (
+                tree.predict_proba(X, check_input=False) @ self.worth[tree.classes_.astype(int)]
+            )
+        # the value pairs each candidate has (ids a * columns + b) that no failure, and no
+        # candidate taken before it in this batch, has shown
+        ids = np.array([np.flatnonzero(row) for row in X])
+        pair_ids = ids[:, self.pair_a] * len(self.columns) + ids[:, self.pair_b]
+        shown = self.failing_pairs > 0
+        unseen = self._unseen_mode_chance()
+        chosen: list[int] = []
+        free = np.ones(len(pool), dtype=bool)
+        for _ in range(min(n, len(pool))):
+            new = 1.0 - shown[pair_ids].mean(axis=1) if pair_ids.shape[1] else 0.0
+            drawn = self.rng.sample(range(len(trees)), max(1, len(trees) // SAMPLED))
+            value = worth[drawn].mean(axis=0) * (1 + self.novelty * new)
+            value[~free] = -np.inf
+            best = int(np.argmax(value))
+            if value[best] < unseen:  # a random draw is worth more: ask() makes the rest
+                break
+            chosen.append(best)
+            free[best] = False
+            shown[pair_ids[best]] = True
+        return [pool[i] for i in chosen]
+
+    # ------------------------------------------------------------------ candidates
+    def _pool(self) -> list[Candidate]:
+        """Unseen, distinct candidates: children of failures, least-tried values, random."""
+        makers = (self._child, self._least_tried, self._random)
+        seen: set[tuple[float, ...]] = set()
+        pool = []
+        for k in range(self.pool * 2):
+            if len(pool) >= self.pool:
+                break
+            candidate = makers[k % 3]()
+            if candidate.vector not in self.asked and candidate.vector not in seen:
+                seen.add(candidate.vector)
+                pool.append(candidate)
+        return pool
+
+    def _random(self) -> Candidate:
+        return self.space.candidate(self.space.random_values(self.rng))
+
+    def _child(self) -> Candidate:
+        modes = list(self.parents)
+        weights = [(1 + len(self.parents[m])) ** -self.balance for m in modes]
+        child = dict(self.rng.choice(self.parents[self.rng.choices(modes, weights)[0]]))
+        for name in self.rng.sample(self.space.names, self.rng.randint(1, self.changes)):
+            others = [v for v in self.space[name].values if v != child[name]]
+            if others:
+                child[name] = self.rng.choice(others)
+        return self.space.candidate(child)
+
+    def _least_tried(self) -> Candidate:
+        values = self.space.random_values(self.rng)
+        feature = self.space[self.rng.choice(self.space.names)]
+        counts = [self.tried[(feature.name, i)] for i in range(len(feature.values))]
+        fewest = min(counts)
+        values[feature.name] = feature.values[
+            self.rng.choice([i for i, c in enumerate(counts) if c == fewest])
+        ]
+        return self.space.candidate(values)
+
+    def _unseen(self, make) -> Candidate | None:
+        for _ in range(TRIES + 1):
+            candidate = make()
+            if candidate.vector not in self.asked:
+                self.asked.add(candidate.vector)
+                return candidate
+        return None
+
+    def _unseen_mode_chance(self) -> float:
+        """The chance that a random candidate fails in a mode not seen yet: Good-Turing's
+        estimate of the missing mass (modes met once among the random draws' verdicts, over
+        those verdicts), add-one smoothed so that it is never 0."""
+        told = sum(self.random_modes.values())
+        once = sum(1 for mode, n in self.random_modes.items() if mode is not None and n == 1)
+        return (once + 1) / (told + 2)
+
+    def _random_count(self) -> int:
+        """Random slots of a batch: ``explore`` of it, the fraction settled by a draw."""
+        whole, part = divmod(self.explore * self.population, 1)
+        return int(whole) + (self.rng.random() < part)
+
+    def _one_hot(self, values: Mapping[str, Any]) -> np.ndarray:
+        row = np.zeros(len(self.columns), dtype=np.float32)
+        for name, value in values.items():
+            row[self.columns[(name, self.space[name].index(value))]] = 1.0
+        return row

@@ -1,0 +1,144 @@
+"""Surrogate search: learns where failures are, finds a second region random search misses,
+never asks a vector twice, and asks the same again when told the same."""
+
+import numpy as np
+import pytest
+from search_samples import SPACE
+
+from stellar.analysis.failure_rules import Condition, Verdict, failure_rules
+from stellar.features import parse_feature_space
+from stellar.search.random_search import RandomSearch
+from stellar.search.surrogate import SurrogateSearch
+
+# Two planted failure regions, each a conjunction of three values: a, b, c at 0 (1 in 64 of
+# the space) and the rarer d=1, e=2, f=3 (1 in 512), whose near misses (two of the three
+# values) fail a third of the time in a mode of their own, as failures thin out around a
+# real fault.
+PLANTED = parse_feature_space(
+    {
+        "features": [
+            {"name": n, "kind": "content", "values": list(range(k))}
+            for n, k in zip("abcdef", (4, 4, 4, 8, 8, 8), strict=True)
+        ]
+    }
+)
+FIRST = (Condition("a", "0"), Condition("b", "0"), Condition("c", "0"))
+SECOND = (Condition("d", "1"), Condition("e", "2"), Condition("f", "3"))
+
+
+def region(values) -> int | None:
+    if values["a"] == values["b"] == values["c"] == 0:
+        return 1
+    near = (values["d"] == 1) + (values["e"] == 2) + (values["f"] == 3)
+    if near == 3:
+        return 2
+    if near == 2 and (values["a"] + values["b"] + values["c"]) % 3 == 0:
+        return 3
+    return None
+
+
+def search_planted(search, tests: int) -> list[Verdict]:
+    told: list[Verdict] = []
+    while len(told) < tests:
+        asked = search.ask()[: tests - len(told)]
+        modes = [region(c.values) for c in asked]
+        scores = [[0.0 if m else 1.0] for m in modes]
+        if isinstance(search, SurrogateSearch):
+            search.tell(asked, scores, modes=modes)
+        else:
+            search.tell(asked, scores)
+        told += [
+            Verdict({k: str(v) for k, v in c.values.items()}, m is not None, m)
+            for c, m in zip(asked, modes, strict=True)
+        ]
+    return told
+
+
+def regions(told: list[Verdict]) -> set[int]:
+    return {v.mode for v in told if v.mode in (1, 2)}
+
+
+def test_it_finds_both_planted_regions_where_random_search_finds_one():
+    seeds = range(10)  # at 200 tests: the learning search 9 of 10 seeds, random 2
+    learnt = [search_planted(SurrogateSearch(PLANTED, seed=s), 200) for s in seeds]
+    drawn = [search_planted(RandomSearch(PLANTED, seed=s), 200) for s in seeds]
+    assert sum(regions(t) == {1, 2} for t in learnt) >= 8
+    assert sum(regions(t) == {1, 2} for t in drawn) <= 3
+    assert all(1 in regions(t) for t in drawn)  # random search does find the larger one
+    # and most of what the learning search asks fails
+    assert np.mean([sum(v.failed for v in t) for t in learnt]) > 5 * np.mean(
+        [sum(v.failed for v in t) for t in drawn]
+    )
+
+
+def test_the_rule_of_each_planted_region_is_its_conjunction():
+    told = search_planted(SurrogateSearch(PLANTED, seed=1), 200)
+    rules = {r.conditions: r for r in failure_rules(told)}
+    assert FIRST in rules and SECOND in rules
+    assert rules[FIRST].precision == 1.0 and rules[SECOND].precision == 1.0
+
+
+def test_no_vector_is_asked_twice_and_constraints_hold():
+    space = parse_feature_space(
+        {
+            "features": [
+                {"name": "place", "kind": "content", "values": ["bar", "cafe", "museum"]},
+                {"name": "drink", "kind": "content", "values": ["none", "beer", "tea"]},
+                {"name": "tone", "kind": "style", "values": ["rude", "plain", "polite"]},
+            ],
+            "constraints": [{"when": {"place": "museum"}, "set": {"drink": "none"}}],
+        }
+    )
+    search = SurrogateSearch(space, seed=3, population=5, warmup=5, pool=50)
+    asked = []
+    while batch := search.ask():
+        asked += batch
+        fails = [c.values["tone"] == "rude" or None for c in batch]
+        search.tell(batch, [[0.0 if f else 1.0] for f in fails], modes=fails)
+    vectors = [c.vector for c in asked]
+    assert len(vectors) == len(set(vectors)) == 21  # the 21 valid combinations, then none
+    assert all(space.satisfies(c.values) for c in asked)
+    assert search.fits > 0
+
+
+def test_told_the_same_it_asks_the_same():
+    def history(seed: int) -> list[tuple[float, ...]]:
+        search = SurrogateSearch(SPACE, seed=seed, population=8, warmup=8)
+        vectors = []
+        for _ in range(8):
+            batch = search.ask()
+            vectors += [c.vector for c in batch]
+            modes = [c.values["place"] if c.values["price"] == 1 else None for c in batch]
+            excluded = [c.values["noise"] == "typos" for c in batch]
+            scores = [[0.0 if m else 1.0] for m in modes]
+            search.tell(batch, scores, modes=modes, excluded=excluded)
+        return vectors
+
+    assert history(4) == history(4)
+    assert history(4) != history(5)
+
+
+def test_excluded_tests_are_learnt_as_worth_nothing():
+    search = SurrogateSearch(SPACE, seed=0, population=10, warmup=4)
+    batch = search.ask()
+    search.tell(
+        batch,
+        [[0.0]] * len(batch),
+        modes=[7] * len(batch),
+        excluded=[i % 2 == 0 for i in range(len(batch))],
+    )
+    assert sorted(set(map(str, search.labels))) == ["-2", "7"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ({"learner": "svm"}, "learner must be one of"),
+        ({"pool": 0}, "pool must be at least 1"),
+        ({"explore": 1.5}, r"explore must be in \[0, 1\]"),
+        ({"changes": 9}, "changes must be from 1 to 4"),
+    ],
+)
+def test_bad_settings_are_refused(setting, message):
+    with pytest.raises(ValueError, match=message):
+        SurrogateSearch(SPACE, **setting)
