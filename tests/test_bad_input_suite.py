@@ -150,7 +150,7 @@ SETTINGS = [
     ("twise-strength", "algorithm: {name: twise, strength: 100}\n", ("algorithm.twise.strength",)),
     ("mutation-out-of-range", "algorithm: {stellar: {mutation: 7}}\n", ("mutation",)),
     ("section-no-algorithm", "algorithm: {nosuch: {x: 1}}\n", ("algorithm.nosuch",)),
-    ("surrogate-learner", "algorithm: {name: surrogate, learner: svm}\n", ("learner", "svm")),
+    ("surrogate-learner", "algorithm: {name: surrogate, learner: svm}\n", ("learner", "forest")),
     ("surrogate-pool-zero", "algorithm: {name: surrogate, pool: 0}\n", ("pool",)),
     ("surrogate-explore", "algorithm: {name: surrogate, explore: 1.5}\n", ("explore",)),
     # plugins
