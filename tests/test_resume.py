@@ -53,7 +53,8 @@ def executed(run_dir: Path) -> list[tuple]:
 
 
 @pytest.mark.parametrize(
-    "algorithm", ["stellar", "random", "twise", "diverse", "map-elites", "mode-balanced"]
+    "algorithm",
+    ["stellar", "random", "twise", "diverse", "map-elites", "mode-balanced", "surrogate"],
 )
 def test_resume_extends_a_finished_run_to_the_archive_of_one_long_run(
     toy_config, tmp_path, algorithm
