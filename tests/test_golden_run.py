@@ -4,9 +4,7 @@ Re-record a fixture (see ``record()`` below) only for a deliberate change of beh
 say so in the commit. The float fixture was recorded before the package was reshaped around
 plugins and still holds with the paper's NSGA-II and the float sentence model; the default
 one was recorded when the duplicate filter and the assistant moved to the model with 8-bit
-weights (issue 27), and again when navi's default search became the surrogate search (issue
-40): it depends on scikit-learn's random forest, so a scikit-learn release that builds trees
-differently asks for a new recording.
+weights (issue 27) and navi's default search to mode-balanced (issue 30).
 """
 
 import gzip

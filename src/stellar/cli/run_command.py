@@ -92,7 +92,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     run = add_command(commands, "run", "search for failure-inducing inputs", HELP)
     run.add_argument(
         "--algorithm",
-        help="default: the one the use case names (the built-in assistant: surrogate), "
+        help="default: the one the use case names (the built-in assistant: mode-balanced), "
         "else stellar, the paper's NSGA-II; also surrogate, mode-balanced, random, twise, astral, "
         "diverse, map-elites, persona, crescendo (conversation baselines), or module:Class: "
         "stellar list algorithm",

@@ -15,7 +15,7 @@ def test_default_run_needs_no_arguments(tmp_path):
     result = cli("run", "--tests", "40", "--population", "10", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     [run_dir] = (tmp_path / "runs").iterdir()
-    assert run_dir.name.startswith("navi-surrogate-s0-")  # navi's default search
+    assert run_dir.name.startswith("navi-mode-balanced-s0-")  # navi's default search
     assert "tests 40" in result.stdout and str(run_dir.name) in result.stdout
     with open_run(run_dir) as archive:
         records = list(archive.records())
