@@ -1,10 +1,11 @@
-"""Exports of a run's archive: every test and the failures, as JSONL and CSV."""
+"""Exports of a run's archive: every test and the failures, as JSONL and CSV; its failure
+conditions (:mod:`stellar.analysis.failure_rules`, found by the caller) likewise."""
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,37 @@ def export_run(
         written.append(_write_jsonl(out / f"{name}.jsonl", rows))
         written.append(_write_csv(out / f"{name}.csv", rows))
     return written
+
+
+RULE_COLUMNS = [
+    "rule",
+    "tests",
+    "failed",
+    "precision",
+    "held_back_tests",
+    "held_back_failed",
+    "held_back_precision",
+    "modes",
+]
+
+
+def export_failure_rules(out_dir: str | Path, rules: Sequence[Mapping[str, Any]]) -> list[Path]:
+    """Write ``failure_rules.jsonl`` (each rule as ``FailureRule.to_dict()`` gives it) and
+    ``failure_rules.csv`` (a row per rule; its modes as ``2 (39), 3 (28)``: failures by mode
+    number, as failure_modes.csv numbers them)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [
+        {key: rule[key] for key in RULE_COLUMNS[:-1]}
+        | {"modes": ", ".join(f"{mode} ({n})" for mode, n in rule["modes"].items())}
+        for rule in rules
+    ]
+    path = out / "failure_rules.csv"
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=RULE_COLUMNS)
+        writer.writeheader()
+        writer.writerows(csv_rows(rows))
+    return [_write_jsonl(out / "failure_rules.jsonl", list(rules)), path]
 
 
 def _flat(record: TestRecord, modes: Mapping[str, int]) -> dict[str, Any]:

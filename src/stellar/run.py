@@ -72,8 +72,8 @@ class Run:
         self.check_response = parts.check_response
         self.conversational = conversation_run(self.space, self.sut, config.generator.plugin)
         self.modes = RunModes(mode_embedder(config.duplicates.embedder), config.oracle.below)
-        told = inspect.signature(self.algorithm.tell).parameters
-        self._tells_modes, self._tells_excluded = "modes" in told, "excluded" in told
+        told = inspect.signature(self.algorithm.tell).parameters  # what else a search learns
+        self._tells = [k for k in ("modes", "excluded") if k in told]
         self.post_search = build_post_search(config, self.models)
         if config.budget.cost is not None and (unpriced := self.models.unpriced()):
             raise StellarError(
@@ -344,10 +344,8 @@ class Run:
             archive.set_modes(found)
         self.summary.modes = self.progress.modes = len(self.modes)
         scores = [self._objectives(r) for r in records]
-        extra: dict[str, list] = {"modes": modes} if self._tells_modes else {}
-        if self._tells_excluded:
-            extra["excluded"] = [bool(r and r.excluded) for r in records]
-        self.algorithm.tell(candidates, scores, **extra)
+        told = {"modes": modes, "excluded": [bool(r and r.excluded) for r in records]}
+        self.algorithm.tell(candidates, scores, **{k: told[k] for k in self._tells})
 
     async def _judge_after_search(self, archive: Archive, stop: Stop) -> None:
         """The post-search oracle, when the search ended by its budget (not on Ctrl-C or a

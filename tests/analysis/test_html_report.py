@@ -10,11 +10,13 @@ import pytest
 from html_hostile import PAYLOADS
 from html_runs import hostile_experiment, hostile_run
 
+from stellar.analysis.failure_rules import run_failure_rules
 from stellar.analysis.html_page import cut, embed_json
-from stellar.analysis.html_report import TEXT_LIMIT, write_report
-from stellar.analysis.metrics import load_run
+from stellar.analysis.html_report import TEXT_LIMIT, run_payload, write_report
+from stellar.analysis.metrics import RunData, load_run
 from stellar.cli import report_command
 from stellar.errors import StellarError
+from stellar.records import TestRecord
 
 SVG_NAMESPACE = "http://www.w3.org/2000/svg"
 
@@ -128,3 +130,23 @@ def test_the_command_writes_the_page_and_refuses_other_folders(run_dir, tmp_path
         args = parser.parse_args(wrong)
         with pytest.raises(StellarError):
             args.handler(args)
+
+
+def test_the_run_page_holds_the_failure_conditions_and_how_they_were_checked(run_dir):
+    html = write_report(run_dir).read_text(encoding="utf-8")  # the run's embedder, as explain's
+    _, _, script, data = parts(html)
+    page = json.loads(data)
+    rules = run_failure_rules(run_dir)
+    assert rules  # the hostile run fails under some feature values
+    assert page["rules"] == [
+        rule.to_dict() | {"modes": [[mode, n] for mode, n in rule.modes.items()]} for rule in rules
+    ]
+    assert "mined on a random half of the verdicts" in page["rules_checked"]
+    assert re.search(r'section\(\s*"rules",\s*title,', script)  # the page draws it, after
+    assert "modes(), rules(), featureRates()" in script  # the failure modes
+
+
+def test_a_run_page_without_failures_has_no_rules(tmp_path):
+    records = [TestRecord(0, i, 0, {"kind": "a"}, [], failed=False) for i in range(6)]
+    payload = run_payload(RunData(tmp_path, records), modes=[])
+    assert payload["rules"] == [] and payload["modes"] == []

@@ -14,6 +14,7 @@ import pytest
 from browser import Browser, find_chromium
 from html_runs import hostile_experiment, hostile_run
 
+from stellar.analysis.failure_rules import run_failure_rules
 from stellar.analysis.html_page import render
 from stellar.analysis.html_report import run_payload, write_report
 from stellar.analysis.metrics import RunData, load_run
@@ -174,6 +175,21 @@ def test_the_heat_map_counts_the_two_chosen_features(page, run_dir):
             ]
             assert (tests, fails) == (len(mine), sum(r.is_failure for r in mine)), (size, mood)
     assert sum(f for _, cells in rows for _, f in cells) == sum(r.is_failure for r in executed)
+
+
+def test_the_failure_conditions_table_lists_the_runs_rules(page, run_dir):
+    rules = run_failure_rules(run_dir)  # the run's embedder numbers the modes, as the page's
+    rows = page.evaluate(
+        "[...document.querySelectorAll('#rules-table tbody tr')]"
+        ".map(tr => [...tr.querySelectorAll('td')].map(td => td.textContent))"
+    )
+    assert rules and [row[:3] for row in rows] == [
+        [r.text, f"{r.tests:,}", f"{r.failed:,}"] for r in rules
+    ]
+    modes = ", ".join(f"#{m} ({n:,})" for m, n in rules[0].modes.items())
+    assert rows[0][-1] == modes
+    link = page.evaluate("document.querySelector('#nav a[href=\"#rules\"]').textContent")
+    assert link == "Failure conditions"
 
 
 def synthetic_page(browser: Browser, path: Path, kinds: list[str], x: int, y: int) -> None:

@@ -56,6 +56,8 @@ def imported_by(code: str, *args: str) -> dict:
         (["run", "--help"], 0),
         (["compare", "--help"], 0),
         (["calibrate", "--help"], 0),
+        (["explain", "--help"], 0),
+        (["explain", "no-such-run-dir"], 2),  # refused before anything heavy is imported
         (["list"], 0),
         (["list", "algorithm"], 0),
         (["list", "usecase"], 0),

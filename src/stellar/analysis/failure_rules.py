@@ -5,8 +5,9 @@ answers it with rules such as ``implicitness=implicit & category=cafe: 41 of 44 
 failed``, found by sequential covering (the classic CN2 / RIPPER scheme) with a shallow
 scikit-learn decision tree as the rule finder:
 
-* the run's verdicts (tests judged pass or fail, not excluded) are split at random, with a
-  fixed seed, into a half the rules are *fitted* on and a half *held back*;
+* the run's verdicts (tests judged pass or fail, not excluded), in the order they were
+  asked, are split at random, with a fixed seed, into a half the rules are *fitted* on and a
+  half *held back*;
 * on the fitted half a tree of depth ``DEPTH`` over the one-hot feature values is grown; the
   leaf with the largest weighted relative accuracy (its share of the tests times how much
   more often than average its tests fail: subgroup discovery's usual measure) that fails at
@@ -16,7 +17,9 @@ scikit-learn decision tree as the rule finder:
   ``MAX_RULES``;
 * a rule is **shown only when it holds on the held-back half**: at least ``MIN_HELD``
   held-back tests match it and their failure share is within ``TOLERANCE`` of the share
-  stated for it (measured on all the run's verdicts).
+  stated for it (measured on all the run's verdicts);
+* when no rule holds, the single value that does and whose tests fail more often than the
+  run's on both halves is shown, if there is one.
 
 The counts are over the run's own tests, which an adaptive search does not draw uniformly:
 a rule says where this run's failures lie, not how often a user would meet them.
@@ -130,12 +133,14 @@ def failure_rules(verdicts: Sequence[Verdict], seed: int = SPLIT_SEED) -> list[F
             shown.append(rule)
     if not shown:  # no conjunction held: the best single value that does, if any
         singles = [_measured((c,), verdicts, held) for c in _single_conditions(fit)]
-        held_up = [
+        base = sum(v.failed for v in verdicts) / len(verdicts)
+        held_up = [  # a value whose tests fail more often than the run's, on both halves
             r
             for r in singles
-            if r.held_tests >= MIN_HELD and abs(r.held_precision - r.precision) <= TOLERANCE
+            if r.held_tests >= MIN_HELD
+            and abs(r.held_precision - r.precision) <= TOLERANCE
+            and min(r.precision, r.held_precision) > base
         ]
-        base = sum(v.failed for v in verdicts) / len(verdicts)
         shown = sorted(held_up, key=lambda r: -r.tests * (r.precision - base))[:1]
     return sorted(shown, key=lambda r: (-r.failed, -r.precision, r.text))
 
@@ -282,6 +287,7 @@ def verdicts_of(
     """The judged, not excluded tests of a run as :class:`Verdict` (``mode_of``: a failing
     input's mode by its text, as :func:`~stellar.analysis.failure_modes.mode_numbers` gives)."""
     mode_of = mode_of or {}
+    records = sorted(records, key=lambda r: (r.generation, r.index))  # not the finishing order
     return [
         Verdict(
             {name: str(value) for name, value in r.candidate.items()},

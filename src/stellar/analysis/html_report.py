@@ -3,9 +3,10 @@
 One file that opens from disk and works offline, and runs no code from the data
 (:mod:`stellar.analysis.html_page`). A run's page holds its summary, its failure modes
 (:mod:`stellar.analysis.failure_modes`, with the run's own embedder unless told another) with
-their best examples, its unique failures over tests and time, and every test (texts cut at
-``TEXT_LIMIT``); the page computes the failure rates per feature value, the heat map over
-two features and the table's filters from the embedded tests. An experiment's page
+their best examples, its failure conditions (:mod:`stellar.analysis.failure_rules`), its
+unique failures over tests and time, and every test (texts cut at ``TEXT_LIMIT``); the page
+computes the failure rates per feature value, the heat map over two features and the table's
+filters from the embedded tests. An experiment's page
 (:mod:`stellar.analysis.html_experiment`) links a page per run.
 """
 
@@ -23,9 +24,11 @@ from stellar.analysis.failure_modes import (
     FailureMode,
     failing_test,
     failure_modes,
+    mode_numbers,
     opening,
     run_thresholds,
 )
+from stellar.analysis.failure_rules import failure_rules, verdicts_of
 from stellar.analysis.html_experiment import (
     EXAMPLE_LIMIT,
     experiment_payload,
@@ -34,7 +37,13 @@ from stellar.analysis.html_experiment import (
 )
 from stellar.analysis.html_page import cut, duration, render
 from stellar.analysis.metrics import RunData, failure_curve, load_run
-from stellar.analysis.reading import COUNTS, run_counts, score_meanings, verdict_rules
+from stellar.analysis.reading import (
+    COUNTS,
+    rules_checked,
+    run_counts,
+    score_meanings,
+    verdict_rules,
+)
 from stellar.modes import mode_embedder
 from stellar.records import EXCLUDED_REASON, Status, TestRecord
 from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME
@@ -122,6 +131,8 @@ def run_payload(
         "limit": TEXT_LIMIT,
         "tests": tests,
         "modes": [_mode(m, failing, len(failing)) for m in modes],
+        "rules": _rules(data.records, modes),
+        "rules_checked": rules_checked(),
         "distinct_failures": len(failing),
         "curve": _curve(data),
     }
@@ -244,6 +255,13 @@ def _mode(mode: FailureMode, failing: list[TestRecord], total: int) -> dict[str,
         )
     share = mode.size / total if total else 0.0
     return {"label": mode.label, "size": mode.size, "share": share, "examples": examples}
+
+
+def _rules(records: Sequence[TestRecord], modes: list[FailureMode]) -> list[dict[str, Any]]:
+    """The failure conditions, their failures by the modes the page numbers (a list of
+    [mode, failures], largest first: a JSON object's number keys would be read in order)."""
+    rules = failure_rules(verdicts_of(records, mode_numbers(modes)))
+    return [rule.to_dict() | {"modes": list(rule.modes.items())} for rule in rules]
 
 
 VIEW_LIMIT = 8000  # a conversation is shown whole, up to its failing turn and beyond

@@ -1,4 +1,5 @@
-"""How to read a run's results: its verdict rule, what its scores mean, what each count counts.
+"""How to read a run's results: its verdict rule, what its scores mean, what each count counts,
+how a failure condition was checked.
 
 The thresholds come from the run's stored configuration (``oracle.below``, and
 ``oracle.post_search.below`` where a judge decides after the search); the meaning of each
@@ -81,3 +82,15 @@ def _meaning(name: str, descriptions: Mapping[str, str] | None, source: str | No
     if described:
         return str(described)
     return f"a score from {source or 'the fitness'} in [0, 1], lower is worse (not described)"
+
+
+def rules_checked() -> str:
+    """How a failure condition was checked, in one sentence, so that ``stellar explain`` and
+    the report say it alike (:mod:`stellar.analysis.failure_rules`)."""
+    from stellar.analysis.failure_rules import MIN_HELD, TOLERANCE  # numpy: when asked
+
+    return (
+        "Each rule was mined on a random half of the verdicts and is shown only because the "
+        f"other half agrees: at least {MIN_HELD} of its tests match the rule and their failure "
+        f"share is within {TOLERANCE:g} of the stated one (which counts all the verdicts)."
+    )

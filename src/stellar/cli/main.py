@@ -16,6 +16,7 @@ from stellar import __version__
 from stellar.cli import (
     calibrate_command,
     compare_command,
+    explain_command,
     judge_command,
     replay_command,
     report_command,
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate_command.add_parser(commands)
     replay_command.add_parser(commands)
     report_command.add_parser(commands)
+    explain_command.add_parser(commands)
     shrink_command.add_parser(commands)
     tools_commands.add_parsers(commands)
     return parser

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
@@ -20,12 +20,14 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
     from stellar.analysis.failure_modes import FailureMode
+    from stellar.analysis.failure_rules import FailureRule
     from stellar.cli.line_progress import LineProgress
     from stellar.estimate import Estimate
     from stellar.records import TestRecord
     from stellar.summary import RunSummary
 
 console = Console(stderr=True, highlight=False, soft_wrap=True)  # messages and progress
+RULES_SHOWN = 5  # failure conditions the end-of-run summary lists (stellar explain: all)
 
 
 LOG_WIDTH = 160  # a table written to a file or CI log, which has no width of its own
@@ -94,6 +96,10 @@ def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | Non
         modes = run_failure_modes(summary.run_dir)
     if show and modes:
         out.print(modes_table(modes, show, _failure_scores(summary.run_dir)))
+    if summary.failures:
+        from stellar.analysis.failure_rules import run_failure_rules  # scikit-learn: when needed
+
+        out.print(conditions_block(run_failure_rules(summary.run_dir, modes), summary.run_dir))
     s = summary
     out.print(
         f"\n[bold]Stopped:[/] {shown(s.stop_message or s.stop_reason)}\n"
@@ -133,6 +139,22 @@ def modes_table(modes: list[FailureMode], show: int, scores: dict[str, str]) -> 
             shown(scores.get(text, "")),
         )
     return table
+
+
+def conditions_block(rules: Sequence[FailureRule], run_dir: str, limit: int = RULES_SHOWN) -> str:
+    """Where the failures lie: the first ``limit`` failure conditions, each with its check on
+    the held-back tests, so that a developer sees what to fix before the counts."""
+    if not rules:
+        return (
+            "\n[bold]Failure conditions:[/] no rule over the feature values held on held-back tests"
+        )
+    lines = ["\n[bold]Failure conditions[/] (where the failures lie, checked on held-back tests):"]
+    lines += [
+        f"  {shown(r.line())} (held back: {r.held_failed} of {r.held_tests})" for r in rules[:limit]
+    ]
+    if len(rules) > limit:
+        lines.append(f"  stellar explain {shown(run_dir)} for all {len(rules)}")
+    return "\n".join(lines)
 
 
 def _failure_scores(run_dir: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ from stellar.archive import check_archive
 from stellar.cli.options import setting
 from stellar.cli.output import console, shown, stdout
 from stellar.errors import StellarError
-from stellar.export import export_run
+from stellar.export import export_failure_rules, export_run
 from stellar.registry import KINDS, Plugin, describe_options, plugins
 from stellar.rundir import ARCHIVE_NAME, EXPORT_DIR
 from stellar.usecase import UseCase, hook, load_use_case
@@ -59,8 +59,10 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     export = commands.add_parser(
         "export",
         help="write a run's tests and failures as JSONL and CSV",
-        description="Write tests.jsonl, tests.csv, failures.jsonl, failures.csv and "
-        "failure_modes.csv (the failing answers grouped: each mode's size and examples). "
+        description="Write tests.jsonl, tests.csv, failures.jsonl, failures.csv, "
+        "failure_modes.csv (the failing answers grouped: each mode's size and examples) and "
+        "failure_rules.jsonl and failure_rules.csv (the failure conditions: rules over feature "
+        "values under which the tests failed, as stellar explain prints them). "
         "A failure's `mode` is its mode's number in failure_modes.csv and the end-of-run "
         "table (1: the largest); a duplicate's details.duplicate_of names the earlier input "
         "it matched (its generation and index).",
@@ -151,6 +153,7 @@ def cmd_export_data(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from stellar.analysis.failure_modes import mode_numbers, run_failure_modes
+    from stellar.analysis.failure_rules import run_failure_rules
     from stellar.analysis.report import export_failure_modes  # sklearn: only when needed
     from stellar.config import folder_problem
 
@@ -172,6 +175,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         modes = run_failure_modes(args.run_dir)
         paths = export_run(args.run_dir, out, mode_numbers(modes))
         paths.append(export_failure_modes(args.run_dir, out, modes))
+        rules = run_failure_rules(args.run_dir, modes)
+        paths += export_failure_rules(out, [rule.to_dict() for rule in rules])
     except sqlite3.DatabaseError as exc:
         raise StellarError(f"{archive}: cannot be read ({exc})") from None
     for path in paths:

@@ -170,6 +170,39 @@
     );
   }
 
+  // where the failures lie: rules over feature values, each checked on held-back tests
+  function rules() {
+    const title = "Failure conditions";
+    if (!D.modes.length) return section("rules", title, muted("No failures found."));
+    const checked = muted(D.rules_checked);
+    if (!D.rules.length) {
+      return section("rules", title, muted("No rule over the feature values held on the held-back tests."), checked);
+    }
+    const rows = D.rules.map((r) => [
+      r.rule,
+      num(r.tests),
+      num(r.failed),
+      pct(r.precision, 0),
+      `${num(r.held_back_failed)} of ${num(r.held_back_tests)}`,
+      pct(r.held_back_precision, 0),
+      r.modes.map(([m, n]) => `#${m} (${num(n)})`).join(", "),
+    ]);
+    const header = ["rule", "tests", "failed", "precision", "held back", "held-back precision", "modes (failures)"];
+    return section(
+      "rules",
+      title,
+      muted(
+        "Rules over the feature values under which the run's tests failed, most failures first " +
+          "(f=v: the feature has that value; f!=v: any other). Tests: the verdicts the rule matches; " +
+          "precision: the share of them that failed; modes: the failure modes above its failures fall in. " +
+          "The counts are this run's tests, which an adaptive search does not draw evenly: a rule says " +
+          "where the failures lie, not how often users would meet them.",
+      ),
+      h("div", { class: "scroll" }, table("rules-table", { header, rows })),
+      checked,
+    );
+  }
+
   // --- a run ------------------------------------------------------------------------------
   const T = D.tests;
   const N = T ? T.id.length : 0;
@@ -524,6 +557,6 @@
   }
 
   if (D.kind === "experiment") add(main, [summary(), comparison(), plots(), modes(), runs()]);
-  else add(main, [summary(), reading(), modes(), featureRates(), heatmap(), curves(), testsTable()]);
+  else add(main, [summary(), reading(), modes(), rules(), featureRates(), heatmap(), curves(), testsTable()]);
   document.body.setAttribute("data-ready", "1");
 })();
