@@ -45,7 +45,8 @@ def map_of(run_dir: Path) -> tuple[ModeTracker, set]:
 
 def reached(run_dir: Path, tracker: ModeTracker, cells: set) -> tuple[float, float]:
     failing = failures(run_dir)
-    mine = copy.deepcopy(tracker)  # the map's modes; a run's new ones open after them
+    # the map's modes (its embedder shared, not copied); a run's new ones open after them
+    mine = copy.deepcopy(tracker, {id(tracker.embedder): tracker.embedder})
     known = len(tracker)
     ids = mine.assign([failing_test(r, run_thresholds(run_dir)) for r in failing])
     modes = {i for i in ids if i < known}
