@@ -107,6 +107,10 @@ class SurrogateSearch:
         self.space, self.population, self.pool = space, population, pool
         self.learner, self.trees, self.warmup = learner, trees, warmup
         self.explore, self.balance, self.novelty, self.changes = explore, balance, novelty, changes
+        # imported here, when the run is built, so that loading is not counted as searching
+        from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+        self._learner = RandomForestClassifier if learner == "forest" else ExtraTreesClassifier
         self.rng = random.Random(seed)
         self.columns = {
             (f.name, i): k
@@ -189,11 +193,8 @@ class SurrogateSearch:
             return
         if self.model is not None and n < self._fitted_on * (1 + REFIT_GROWTH):
             return
-        from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-
-        kind = RandomForestClassifier if self.learner == "forest" else ExtraTreesClassifier
         labels = np.array([str(label) for label in self.labels])
-        self.model = kind(
+        self.model = self._learner(
             n_estimators=self.trees,
             min_samples_leaf=3,
             max_features="sqrt",
