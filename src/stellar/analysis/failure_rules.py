@@ -12,7 +12,7 @@ scikit-learn decision tree as the rule finder:
   leaf with the largest weighted relative accuracy (its share of the tests times how much
   more often than average its tests fail: subgroup discovery's usual measure) that fails at
   least half the time becomes a rule, its path the rule's conditions (``f=v`` or ``f!=v``),
-  conditions that do not raise its precision dropped;
+  conditions that raise its precision by less than ``SIMPLER`` dropped;
 * the tests the rule covers are removed and the next rule is found among the rest, up to
   ``MAX_RULES``;
 * a rule is **shown only when it holds on the held-back half**: at least ``MIN_HELD``
