@@ -150,3 +150,30 @@ def test_a_search_that_takes_modes_is_told_each_failures_mode(tmp_path):
         stored = archive.modes()
     assert len(told) == len(stored) == summary.failures > 0
     assert sorted(set(told)) == list(range(summary.modes))
+
+
+class ToldOutcomes(ToldModes):
+    """Records what each tell says beside the scores: excluded tests and duplicate inputs."""
+
+    def tell(self, candidates, scores, modes=None, excluded=None, duplicate=None):
+        assert len(modes) == len(excluded) == len(duplicate) == len(candidates)
+        self.told.append(list(zip(scores, excluded, duplicate, strict=True)))
+
+
+def test_a_search_that_takes_them_is_told_which_tests_were_excluded_or_duplicates(tmp_path):
+    import asyncio
+
+    from stellar.config import load_config
+    from stellar.run import Run
+
+    config = load_config(
+        "navi",
+        {"budget.tests": 80, "out": str(tmp_path), "duplicates.embedder": "hashing"},
+        {"algorithm.name": "test_modes:ToldOutcomes", "duplicates.threshold": 0.6},
+    )
+    run = Run(config)
+    summary = asyncio.run(run.execute())
+    told = [t for generation in run.algorithm.told for t in generation]
+    assert sum(excluded for _, excluded, _ in told) == summary.excluded > 0
+    assert sum(duplicate for _, _, duplicate in told) == summary.duplicates > 0
+    assert all(score is None for score, _, duplicate in told if duplicate)

@@ -39,6 +39,7 @@ from stellar.post_search import judge_archive, update_summary
 from stellar.records import Status, TestRecord
 from stellar.resume import archived_generations, check_same_search
 from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME, VECTORS_NAME, new_run_dir, write_summary
+from stellar.search.base import OUTCOMES, outcomes
 from stellar.summary import RunSummary
 from stellar.termination import (
     STOPPED_EARLY,
@@ -73,7 +74,7 @@ class Run:
         self.conversational = conversation_run(self.space, self.sut, config.generator.plugin)
         self.modes = RunModes(mode_embedder(config.duplicates.embedder), config.oracle.below)
         told = inspect.signature(self.algorithm.tell).parameters  # what else a search learns
-        self._tells = [k for k in ("modes", "excluded") if k in told]
+        self._tells = [k for k in OUTCOMES if k in told]
         self.post_search = build_post_search(config, self.models)
         if config.budget.cost is not None and (unpriced := self.models.unpriced()):
             raise StellarError(
@@ -343,8 +344,7 @@ class Run:
         if found := {(r.generation, r.index): m for r, m in pairs if r and m is not None}:
             archive.set_modes(found)
         self.summary.modes = self.progress.modes = len(self.modes)
-        scores = [self._objectives(r) for r in records]
-        told = {"modes": modes, "excluded": [bool(r and r.excluded) for r in records]}
+        scores, told = [self._objectives(r) for r in records], outcomes(records, modes)
         self.algorithm.tell(candidates, scores, **{k: told[k] for k in self._tells})
 
     async def _judge_after_search(self, archive: Archive, stop: Stop) -> None:

@@ -118,16 +118,27 @@ def test_told_the_same_it_asks_the_same():
     assert history(4) != history(5)
 
 
-def test_excluded_tests_are_learnt_as_worth_nothing():
-    search = SurrogateSearch(SPACE, seed=0, population=10, warmup=4)
+def test_excluded_tests_and_duplicates_are_learnt_as_worth_nothing():
+    search = SurrogateSearch(SPACE, seed=0, population=12, warmup=4)
     batch = search.ask()
+    kinds = [i % 3 for i in range(len(batch))]  # 0: failed, 1: excluded, 2: a duplicate
     search.tell(
         batch,
-        [[0.0]] * len(batch),
-        modes=[7] * len(batch),
-        excluded=[i % 2 == 0 for i in range(len(batch))],
+        [None if k == 2 else [0.0] for k in kinds],
+        modes=[7 if k == 0 else None for k in kinds],
+        excluded=[k == 1 for k in kinds],
+        duplicate=[k == 2 for k in kinds],
     )
-    assert sorted(set(map(str, search.labels))) == ["-2", "7"]
+    assert sorted(map(str, search.labels)) == ["-2"] * 4 + ["-3"] * 4 + ["7"] * 4
+    worth = dict(zip(search.model.classes_, search.worth, strict=True))
+    assert worth["-2"] == worth["-3"] == 0 < worth["7"]
+
+
+def test_a_discard_that_is_not_a_duplicate_teaches_nothing():
+    search = SurrogateSearch(SPACE, seed=0, population=6)
+    batch = search.ask()
+    search.tell(batch, [None] * len(batch), modes=[None] * len(batch))
+    assert search.labels == []
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Protocol
 
 from stellar.features import Candidate, FeatureSpace
+from stellar.records import Status, TestRecord
 
 
 class Algorithm(Protocol):
@@ -44,3 +45,18 @@ def failing_below(limits: Sequence[float | None]) -> Failing:
         return any(scores[i] < limit for i, limit in pairs)
 
     return failing
+
+
+OUTCOMES = ("modes", "excluded", "duplicate")
+"""What a search is told besides scores, each by keyword when its ``tell`` takes it."""
+
+
+def outcomes(records: Sequence[TestRecord | None], modes: Sequence[Hashable | None]):
+    """Per candidate: its failure mode (None: passed or not run), whether its test was kept
+    out of the verdicts, and whether its input was discarded as a duplicate (so a search can
+    learn where the generator only repeats itself)."""
+    return {
+        "modes": list(modes),
+        "excluded": [bool(r and r.excluded) for r in records],
+        "duplicate": [bool(r and r.status == Status.DUPLICATE) for r in records],
+    }

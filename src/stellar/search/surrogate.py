@@ -43,6 +43,7 @@ from stellar.features import Candidate, FeatureSpace
 
 PASSED = -1  # the surrogate's class of a passing test (modes are the other classes)
 EXCLUDED = -2  # its class of a test the fitness kept out of the verdicts (worth nothing)
+DUPLICATE = -3  # of an input discarded as a duplicate of an earlier one (worth nothing)
 REFIT_GROWTH = 0.1  # refit when the verdicts have grown by this share since the last fit
 SAMPLED = 4  # each slot is valued by the mean of a random quarter of the trees
 TRIES = 20  # redraws of a pool member or random candidate whose vector was asked before
@@ -157,15 +158,23 @@ class SurrogateSearch:
         scores: Sequence[Sequence[float] | None],
         modes: Sequence[Hashable | None] | None = None,
         excluded: Sequence[bool] | None = None,
+        duplicate: Sequence[bool] | None = None,
     ) -> None:
-        """Learn each scored candidate's outcome: passed, excluded, or failed in its mode."""
-        modes = modes or [None] * len(candidates)
-        excluded = excluded or [False] * len(candidates)
-        for candidate, score, mode, out in zip(candidates, scores, modes, excluded, strict=True):
-            if score is None:  # discarded or not scored: no outcome to learn
+        """Learn each candidate's outcome: passed, excluded, failed in its mode, or its input
+        a duplicate (the generator repeats itself there); nothing for other discards."""
+        n = len(candidates)
+        outcomes = zip(
+            modes or [None] * n, excluded or [False] * n, duplicate or [False] * n, strict=True
+        )
+        for candidate, score, (mode, out, repeated) in zip(
+            candidates, scores, outcomes, strict=True
+        ):
+            if score is None and not repeated:  # invalid or not scored: nothing to learn
                 continue
-            row = self._one_hot(candidate.values)
-            self.rows.append(row)
+            self.rows.append(row := self._one_hot(candidate.values))
+            if repeated:
+                self.labels.append(DUPLICATE)
+                continue
             self.labels.append(EXCLUDED if out else PASSED if mode is None else mode)
             for name, value in candidate.values.items():
                 self.tried[(name, self.space[name].index(value))] += 1
@@ -203,8 +212,8 @@ class SurrogateSearch:
         ).fit(np.array(self.rows), labels)
         classes = list(self.model.classes_)
         sizes = Counter(str(label) for label in self.labels)
-        # a class's worth: 0 for passing or excluded, (1 + size) ** -balance for a mode
-        nothing = {str(PASSED), str(EXCLUDED)}
+        # a class's worth: nothing for passing, excluded or duplicates; a mode's falls with size
+        nothing = {str(PASSED), str(EXCLUDED), str(DUPLICATE)}
         self.worth = np.array(
             [0.0 if c in nothing else (1 + sizes[c]) ** -self.balance for c in classes]
         )
