@@ -40,7 +40,7 @@ from stellar.records import TestRecord
 if TYPE_CHECKING:
     from stellar.analysis.failure_modes import FailureMode
 
-DEPTH = 3  # conditions a rule found by one tree has at most
+DEPTH = 4  # conditions a rule found by one tree has at most (before simplifying)
 MAX_RULES = 10
 MIN_FAILED = 3  # failing tests (of the fitted half) a rule must cover
 MIN_PRECISION = 0.5  # a rule's tests fail at least this often

@@ -3,27 +3,33 @@ failures are likely.
 
 Failure is predictable from the features (a random forest over one-hot values reached AUC
 0.89 on the built-in assistant), yet mode-balanced mutation and NSGA-II learn nothing from
-passing tests. This search fits a classifier on every verdict so far and spends each batch
+passing tests. This search fits a classifier on every outcome so far and spends each batch
 where it expects failures that the run has not seen yet:
 
 * **the surrogate** is a scikit-learn random forest over the one-hot feature values whose
-  classes are "passed" and each failure mode the run assigned (:mod:`stellar.modes`), so
-  one model gives both the chance that a candidate fails and the mode it would fall in. Its
-  trees disagree where data is thin: that disagreement is the uncertainty;
+  classes are "passed", "excluded", "duplicate" (the generator only repeated an earlier
+  input) and each failure mode the run assigned (:mod:`stellar.modes`), so one model gives
+  the chance that a candidate fails, the mode it would fall in, and the chance that it is
+  wasted. Its trees disagree where data is thin: that disagreement is the uncertainty;
 * **the pool** of each batch holds ``pool`` unseen, constrained candidates: random ones,
   children of failures (``changes`` features redrawn, rare modes' parents first) and random
   ones with one feature set to its least-tried value;
-* **the acquisition** is Thompson sampling over the trees: for each slot a tree is drawn and
-  the candidate it values most is taken, where a candidate's value is the probability of
-  failing in each mode, weighted by ``(1 + size) ** -balance`` (a mode found 30 times is
-  worth a fifth of a new one at the default 0.5) and raised by ``novelty`` times the share of
-  its value pairs that no failure has shown yet (failing 2-way cells). A taken candidate's
-  pairs count as shown for the rest of the batch, so a batch spreads;
+* **the acquisition** is Thompson sampling over the trees: for each slot a quarter of the
+  trees is drawn and the candidate their mean values most is taken, where a candidate's
+  value is the probability of failing in each mode, weighted by ``(1 + size) ** -balance``
+  (a mode found 9 times is worth a tenth of a new one at the default 1) and raised by
+  ``novelty`` times the share of its value pairs that no failure has shown yet (failing
+  2-way cells). A taken candidate's pairs count as shown for the rest of the batch, so a
+  batch spreads;
 * a share ``explore`` of every batch stays uniformly random, and so is everything until the
-  run has a failure and ``warmup`` verdicts: the model never decides alone.
+  run has a failure; until ``warmup`` outcomes the rest are children of failures (a model of
+  a few dozen tests knows less than the failures themselves); a slot whose best value is
+  below Good-Turing's estimate of the chance that a random candidate fails in a mode not
+  seen yet is left to a random draw too, so the search explores again once the modes it
+  knows are well covered.
 
-The forest is refitted when the verdicts have grown by a tenth since the last fit (every
-batch early on), so its cost stays a small share of a run (``bench/speed.py``). Everything
+The forest is refitted when the outcomes have grown by a tenth since the last fit (every
+batch early on); its time is reported as ``surrogate_seconds`` (``bench/speed.py``). Everything
 is drawn from one seeded generator and the forest's seed comes from it, so a resume that
 re-tells the archive asks the same candidates.
 """
@@ -46,6 +52,7 @@ EXCLUDED = -2  # its class of a test the fitness kept out of the verdicts (worth
 DUPLICATE = -3  # of an input discarded as a duplicate of an earlier one (worth nothing)
 REFIT_GROWTH = 0.1  # refit when the verdicts have grown by this share since the last fit
 SAMPLED = 4  # each slot is valued by the mean of a random quarter of the trees
+GOOD_TURING_SAMPLE = 50  # random verdicts before Good-Turing's estimate redirects slots
 TRIES = 20  # redraws of a pool member or random candidate whose vector was asked before
 LEARNERS = ("forest", "extra-trees")
 
@@ -75,7 +82,9 @@ class SurrogateSearch:
         )
         changes: int = Field(2, ge=1, description="features a child of a failure redraws")
         warmup: int = Field(
-            20, ge=1, description="verdicts (with a failure among them) before the model decides"
+            60,
+            ge=1,
+            description="outcomes before the model decides; until then, children of failures",
         )
 
     name = "surrogate"
@@ -93,7 +102,7 @@ class SurrogateSearch:
         balance: float = 1.0,
         novelty: float = 0.5,
         changes: int = 2,
-        warmup: int = 20,
+        warmup: int = 60,
     ) -> None:
         if population < 1:
             raise ValueError(f"population must be at least 1, got {population}")
@@ -136,9 +145,12 @@ class SurrogateSearch:
     def ask(self) -> list[Candidate]:
         """Up to ``population`` candidates never asked before; none when the space is spent."""
         ready = self.parents and len(self.labels) >= self.warmup
-        n_model = self.population - self._random_count() if ready else 0
+        n_model = self.population - self._random_count() if self.parents else 0
         started = time.perf_counter()
-        chosen = self._acquire(n_model) if n_model else []
+        if ready:
+            chosen = self._acquire(n_model)
+        else:  # too few outcomes for a model: children of the failures found so far
+            chosen = [c for c in (self._unseen(self._child) for _ in range(n_model)) if c]
         self.seconds += time.perf_counter() - started
         for candidate in chosen:
             self.asked.add(candidate.vector)
@@ -304,8 +316,12 @@ class SurrogateSearch:
     def _unseen_mode_chance(self) -> float:
         """The chance that a random candidate fails in a mode not seen yet: Good-Turing's
         estimate of the missing mass (modes met once among the random draws' verdicts, over
-        those verdicts), add-one smoothed so that it is never 0."""
+        those verdicts), add-one smoothed so that it is never 0. Below ``GOOD_TURING_SAMPLE``
+        random verdicts the estimate is too rough to act on (3 singletons in 20 draws say
+        14%), and the model decides: early, the failures it knows are the best lead."""
         told = sum(self.random_modes.values())
+        if told < GOOD_TURING_SAMPLE:
+            return 0.0
         once = sum(1 for mode, n in self.random_modes.items() if mode is not None and n == 1)
         return (once + 1) / (told + 2)
 
