@@ -153,3 +153,13 @@ def test_a_discard_that_is_not_a_duplicate_teaches_nothing():
 def test_bad_settings_are_refused(setting, message):
     with pytest.raises(ValueError, match=message):
         SurrogateSearch(SPACE, **setting)
+
+
+def test_before_the_model_it_mutates_the_failures_found():
+    search = SurrogateSearch(SPACE, seed=2, population=6, explore=0.0, changes=1)
+    parent = SPACE.candidate({"place": "bar", "price": 2, "tone": "rude", "noise": "none"})
+    search.tell([parent], [[0.0]], modes=[5])
+    children = search.ask()
+    assert search.model is None  # one outcome: far below the warm-up
+    assert len(children) == 6  # of the 10 neighbours
+    assert all(sum(c.values[n] != parent.values[n] for n in SPACE.names) <= 1 for c in children)
