@@ -77,3 +77,11 @@ def test_rules_count_the_modes_of_their_failures():
     assert rule.text == "place=bar"
     assert rule.modes == {"wrong venue": 20}
     assert rule.to_dict()["modes"] == {"wrong venue": 20}
+
+
+def test_values_excluded_down_to_one_read_as_that_value():
+    from stellar.analysis.failure_rules import _tidy
+
+    columns = [("tone", "rude"), ("tone", "plain"), ("tone", "polite"), ("place", "bar")]
+    tidy = _tidy([Condition("tone", "rude", False), Condition("tone", "plain", False)], columns)
+    assert tidy == (Condition("tone", "polite"),)

@@ -17,7 +17,7 @@ scikit-learn decision tree as the rule finder:
   ``MAX_RULES``;
 * a rule is **shown only when it holds on the held-back half**: at least ``MIN_HELD``
   held-back tests match it and their failure share is within ``TOLERANCE`` of the share
-  stated for it (measured on all the run's verdicts);
+  stated for it (measured on all the run's verdicts), which is at least ``MIN_PRECISION``;
 * when no rule holds, the single value that does and whose tests fail more often than the
   run's on both halves is shown, if there is one.
 
@@ -129,7 +129,8 @@ def failure_rules(verdicts: Sequence[Verdict], seed: int = SPLIT_SEED) -> list[F
     shown = []
     for conditions in _covering(fit):
         rule = _measured(conditions, verdicts, held)
-        if rule.held_tests >= MIN_HELD and abs(rule.held_precision - rule.precision) <= TOLERANCE:
+        holds = abs(rule.held_precision - rule.precision) <= TOLERANCE
+        if rule.held_tests >= MIN_HELD and holds and rule.precision >= MIN_PRECISION:
             shown.append(rule)
     if not shown:  # no conjunction held: the best single value that does, if any
         singles = [_measured((c,), verdicts, held) for c in _single_conditions(fit)]
@@ -231,12 +232,19 @@ def _path(tree, leaf: int, columns: list[tuple[str, str]]) -> tuple[Condition, .
         node, equal = parent[node]
         name, value = columns[t.feature[node]]
         conditions.append(Condition(name, value, equal))
-    return _tidy(reversed(conditions))
+    return _tidy(reversed(conditions), columns)
 
 
-def _tidy(conditions) -> tuple[Condition, ...]:
-    """Drop ``f!=x`` where the rule also says ``f=v``; keep a stable order."""
+def _tidy(conditions, columns: list[tuple[str, str]]) -> tuple[Condition, ...]:
+    """Say ``f=v`` where the ``f!=x`` conditions leave only ``v``; drop ``f!=x`` where the
+    rule says ``f=v``; keep a stable order."""
     conditions = list(dict.fromkeys(conditions))
+    for feature in {c.feature for c in conditions if not c.equal}:
+        left = {v for f, v in columns if f == feature} - {
+            c.value for c in conditions if c.feature == feature
+        }
+        if len(left) == 1:
+            conditions.append(Condition(feature, left.pop()))
     fixed = {c.feature for c in conditions if c.equal}
     kept = [c for c in conditions if c.equal or c.feature not in fixed]
     return tuple(sorted(kept, key=lambda c: (not c.equal, c.feature, c.value)))
