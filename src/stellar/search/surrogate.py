@@ -50,7 +50,7 @@ from stellar.features import Candidate, FeatureSpace
 PASSED = -1  # the surrogate's class of a passing test (modes are the other classes)
 EXCLUDED = -2  # its class of a test the fitness kept out of the verdicts (worth nothing)
 DUPLICATE = -3  # of an input discarded as a duplicate of an earlier one (worth nothing)
-REFIT_GROWTH = 0.1  # refit when the verdicts have grown by this share since the last fit
+REFIT_GROWTH = 0.1  # refit when the outcomes have grown by this share since the last fit
 SAMPLED = 4  # each slot is valued by the mean of a random quarter of the trees
 GOOD_TURING_SAMPLE = 50  # random verdicts before Good-Turing's estimate redirects slots
 TRIES = 20  # redraws of a pool member or random candidate whose vector was asked before
@@ -115,7 +115,7 @@ class SurrogateSearch:
         if not 1 <= changes <= len(space.names):
             raise ValueError(f"changes must be from 1 to {len(space.names)}, got {changes}")
         self.space, self.population, self.pool = space, population, pool
-        self.learner, self.trees, self.warmup = learner, trees, warmup
+        self.trees, self.warmup = trees, warmup
         self.explore, self.balance, self.novelty, self.changes = explore, balance, novelty, changes
         # imported here, when the run is built, so that loading is not counted as searching
         from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
@@ -127,8 +127,8 @@ class SurrogateSearch:
             for k, (f, i) in enumerate((f, i) for f in space.features for i in range(len(f.values)))
         }
         self.asked: set[tuple[float, ...]] = set()
-        self.rows: list[np.ndarray] = []  # one-hot rows of the told verdicts
-        self.labels: list[Hashable] = []  # PASSED or the failure's mode
+        self.rows: list[np.ndarray] = []  # one-hot rows of the told outcomes
+        self.labels: list[Hashable] = []  # PASSED, EXCLUDED, DUPLICATE or the failure's mode
         self.parents: dict[Hashable, list[Mapping[str, Any]]] = {}
         width = len(self.columns)
         self.pair_a, self.pair_b = np.triu_indices(len(space.features), 1)
@@ -233,14 +233,15 @@ class SurrogateSearch:
         self.fits += 1
 
     def _acquire(self, n: int) -> list[Candidate]:
-        """``n`` candidates of the pool, each the best of the tree drawn for its slot."""
+        """``n`` candidates of the pool, each the best of the trees drawn for its slot (fewer
+        where a random draw is worth more: :meth:`_unseen_mode_chance`)."""
         pool = self._pool()
         if not pool:
             return []
         X = np.array([self._one_hot(c.values) for c in pool], dtype=np.float32)
         trees = self.model.estimators_
-        # each tree's worth of each candidate: sum over classes of P(class) * worth(class);
-        # a tree knows only the classes of its bootstrap sample, mapped back to the forest's
+        # each tree's worth of each candidate: sum over classes of P(class) * worth(class)
+        # (a tree's classes_ are the forest's class indices)
         worth = np.empty((len(trees), len(pool)))
         for t, tree in enumerate(trees):
             worth[t] = (
