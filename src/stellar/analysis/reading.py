@@ -87,10 +87,15 @@ def _meaning(name: str, descriptions: Mapping[str, str] | None, source: str | No
 def rules_checked() -> str:
     """How a failure condition was checked, in one sentence, so that ``stellar explain`` and
     the report say it alike (:mod:`stellar.analysis.failure_rules`)."""
-    from stellar.analysis.failure_rules import MIN_HELD, TOLERANCE  # numpy: when asked
+    from stellar.analysis.failure_rules import (  # numpy: when asked
+        MIN_HELD,
+        MIN_PRECISION,
+        TOLERANCE,
+    )
 
     return (
         "Each rule was mined on a random half of the verdicts and is shown only because the "
         f"other half agrees: at least {MIN_HELD} of its tests match the rule and their failure "
-        f"share is within {TOLERANCE:g} of the stated one (which counts all the verdicts)."
+        f"share is within {TOLERANCE:g} of the stated one (which counts all the verdicts and "
+        f"is at least {MIN_PRECISION:g})."
     )

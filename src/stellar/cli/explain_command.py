@@ -29,10 +29,10 @@ failed, most failures first, e.g.
 reads: of the run's verdicts (tests judged pass or fail) whose category was cafe and whose
 implicitness was anything but 'not', 247 of 254 failed. A rule is mined on a random half of
 the verdicts and shown only when the other half, held back, agrees: at least 3 held-back
-tests match it (here 130, of which 125 failed) and their failure share is within 0.1 of the
-stated one. The table also gives the failure modes its failures fall in, numbered as the
-end-of-run table, the report and stellar export number them (1: the largest), each with its
-failures under the rule.
+tests match it (here 130, of which 125 failed), their failure share is within 0.1 of the
+stated one, and that share is at least a half. The table also gives the failure modes its
+failures fall in, numbered as the end-of-run table, the report and stellar export number
+them (1: the largest), each with its failures under the rule.
 
 The counts are the run's own tests, which an adaptive search does not draw uniformly: a rule
 says where the run's failures lie, not how often a user would meet them. Works for a run of
