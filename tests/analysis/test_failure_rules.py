@@ -55,11 +55,15 @@ def test_every_shown_rule_holds_on_the_held_back_half():
             assert abs(rule.held_precision - rule.precision) <= 0.1
 
 
-def test_failures_spread_at_random_still_get_a_rule_that_holds():
+def test_failures_spread_at_random_get_no_rule_that_does_not_hold():
+    shown = 0
     for seed in range(5):
         rules = failure_rules(sample(200, lambda v, rng: rng.random() < 0.2, seed))
-        assert rules, seed  # at least the value whose share of failures holds best
+        shown += len(rules)
+        base = 0.2
         assert all(abs(r.held_precision - r.precision) <= 0.1 for r in rules)
+        assert all(min(r.precision, r.held_precision) > base for r in rules)
+    assert shown <= 5  # noise gives a chance value now and then, never a list
 
 
 def test_no_failures_no_rules():

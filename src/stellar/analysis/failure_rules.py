@@ -17,7 +17,8 @@ scikit-learn decision tree as the rule finder:
   ``MAX_RULES``;
 * a rule is **shown only when it holds on the held-back half**: at least ``MIN_HELD``
   held-back tests match it and their failure share is within ``TOLERANCE`` of the share
-  stated for it (measured on all the run's verdicts), which is at least ``MIN_PRECISION``;
+  stated for it (measured on all the run's verdicts), which is at least ``MIN_PRECISION``,
+  and both shares exceed the run's failure rate by ``MIN_LIFT``;
 * when no rule holds, the single value that does and whose tests fail more often than the
   run's on both halves is shown, if there is one.
 
@@ -44,6 +45,7 @@ DEPTH = 4  # conditions a rule found by one tree has at most (before simplifying
 MAX_RULES = 10
 MIN_FAILED = 3  # failing tests (of the fitted half) a rule must cover
 MIN_PRECISION = 0.5  # a rule's tests fail at least this often
+MIN_LIFT = 0.05  # ... and this much more often than the run's, on both halves
 MIN_HELD = 3  # held-back tests a shown rule must match
 TOLERANCE = 0.1  # held-back failure share within this of the stated one
 SPLIT_SEED = 0
@@ -126,22 +128,20 @@ def failure_rules(verdicts: Sequence[Verdict], seed: int = SPLIT_SEED) -> list[F
     random.Random(seed).shuffle(order)
     fit = [verdicts[i] for i in order[::2]]
     held = [verdicts[i] for i in order[1::2]]
-    shown = []
-    for conditions in _covering(fit):
-        rule = _measured(conditions, verdicts, held)
-        holds = abs(rule.held_precision - rule.precision) <= TOLERANCE
-        if rule.held_tests >= MIN_HELD and holds and rule.precision >= MIN_PRECISION:
-            shown.append(rule)
+    base = sum(v.failed for v in verdicts) / len(verdicts)
+
+    def holds(rule: FailureRule) -> bool:  # on the held-back half, and above the run's rate
+        return (
+            rule.held_tests >= MIN_HELD
+            and abs(rule.held_precision - rule.precision) <= TOLERANCE
+            and min(rule.precision, rule.held_precision) >= base + MIN_LIFT
+        )
+
+    rules = [_measured(conditions, verdicts, held) for conditions in _covering(fit)]
+    shown = [r for r in rules if holds(r) and r.precision >= MIN_PRECISION]
     if not shown:  # no conjunction held: the best single value that does, if any
         singles = [_measured((c,), verdicts, held) for c in _single_conditions(fit)]
-        base = sum(v.failed for v in verdicts) / len(verdicts)
-        held_up = [  # a value whose tests fail more often than the run's, on both halves
-            r
-            for r in singles
-            if r.held_tests >= MIN_HELD
-            and abs(r.held_precision - r.precision) <= TOLERANCE
-            and min(r.precision, r.held_precision) > base
-        ]
+        held_up = [r for r in singles if holds(r)]
         shown = sorted(held_up, key=lambda r: -r.tests * (r.precision - base))[:1]
     return sorted(shown, key=lambda r: (-r.failed, -r.precision, r.text))
 

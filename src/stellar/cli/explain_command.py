@@ -24,12 +24,12 @@ HELP = """\
 Print a run's failure conditions: short rules over the feature values under which its tests
 failed, most failures first, e.g.
 
-  category=cafe & implicitness!=not: 247 of 254 tests failed (held back: 125 of 130)
+  category=cafe & implicitness!=not: 247 of 254 tests failed (held back: 120 of 126)
 
 reads: of the run's verdicts (tests judged pass or fail) whose category was cafe and whose
 implicitness was anything but 'not', 247 of 254 failed. A rule is mined on a random half of
 the verdicts and shown only when the other half, held back, agrees: at least 3 held-back
-tests match it (here 130, of which 125 failed), their failure share is within 0.1 of the
+tests match it (here 126, of which 120 failed), their failure share is within 0.1 of the
 stated one, and that share is at least a half. The table also gives the failure modes its
 failures fall in, numbered as the end-of-run table, the report and stellar export number
 them (1: the largest), each with its failures under the rule.
