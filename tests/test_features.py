@@ -9,6 +9,7 @@ from strategies import spaces
 
 from stellar.errors import ConfigError
 from stellar.features import Feature, FeatureSpace, load_feature_space, parse_feature_space
+from stellar.search.points import constrain_points, point_values
 
 
 def test_paper_encoding_examples():
@@ -71,6 +72,15 @@ def test_constraints_always_yield_valid_candidates(space, rnd):
     assert space.decode(candidate.vector) == candidate.values
     # applying the constraints again changes nothing
     assert space.apply_constraints(candidate.values) == candidate.values
+
+
+@settings(max_examples=100)
+@given(spaces(), st.randoms(use_true_random=False))
+def test_constraining_many_points_at_once_is_constraining_each(space, rnd):
+    points = np.array([[rnd.randrange(len(f.values)) for f in space.features] for _ in range(30)])
+    constrained = [space.apply_constraints(point_values(space, p)) for p in points.tolist()]
+    expected = [[f.index(c[f.name]) for f in space.features] for c in constrained]
+    assert constrain_points(space, points).tolist() == expected
 
 
 def test_constraint_fixes_values_and_vector(tmp_path):

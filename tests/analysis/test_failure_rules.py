@@ -89,3 +89,30 @@ def test_values_excluded_down_to_one_read_as_that_value():
     columns = [("tone", "rude"), ("tone", "plain"), ("tone", "polite"), ("place", "bar")]
     tidy = _tidy([Condition("tone", "rude", False), Condition("tone", "plain", False)], columns)
     assert tidy == (Condition("tone", "polite"),)
+    # a value already required: the excluded ones are said by it, and no second value appears
+    # (a run of the built-in assistant once got implicitness=implicit & implicitness=slightly)
+    four = [*columns, ("tone", "curt")]
+    path = [
+        Condition("tone", "rude", False),
+        Condition("tone", "plain"),
+        Condition("tone", "polite", False),
+    ]
+    assert _tidy(path, four) == (Condition("tone", "plain"),)
+
+
+def test_a_rule_gains_the_value_all_its_failures_share():
+    # fails exactly at a=0 & b=0 & c=0; a=0 & c=0 with another b was asked once per b, too
+    # few for a tree whose leaves hold 3 tests to split off
+    def verdict(a: int, b: int, c: int, d: int) -> Verdict:
+        return Verdict({"a": str(a), "b": str(b), "c": str(c), "d": str(d)}, a == b == c == 0)
+
+    verdicts = [verdict(0, 0, 0, d % 3) for d in range(60)]
+    verdicts += [verdict(0, b, 0, b % 3) for b in (1, 2, 3)]
+    verdicts += [
+        verdict(a, b, c, d)
+        for a in range(4) for b in range(4) for c in range(4) for d in range(3)
+        if a != 0 or c != 0
+    ]  # fmt: skip
+    rules = failure_rules(verdicts)
+    assert rules[0].conditions == (Condition("a", "0"), Condition("b", "0"), Condition("c", "0"))
+    assert rules[0].precision == 1.0

@@ -9,6 +9,7 @@ import json
 import pytest
 from conftest import TOY, cli
 
+import stellar.analysis.failure_rules as fr
 from stellar.analysis.failure_rules import Condition, FailureRule, run_failure_rules
 from stellar.cli.output import RULES_SHOWN, conditions_block
 from stellar.export import export_failure_rules
@@ -126,6 +127,19 @@ def test_explain_help_says_what_a_rule_is_with_an_example():
     text = " ".join(result.stdout.split())
     example = "category=cafe & implicitness!=not: 247 of 254 tests failed (held back: 120 of 126)"
     assert example in text and "--json" in text and "--show" in text
+    # the checks it states are the ones applied
+    assert f"at least {fr.MIN_HELD} held-back tests" in text
+    assert f"within {fr.TOLERANCE} of the stated one" in text
+    assert f"at least {fr.MIN_PRECISION} and at least {fr.MIN_LIFT} above" in text
+
+
+def test_run_show_limits_the_conditions_too(tmp_path):
+    result = cli("run", "--tests", "40", "--out", tmp_path, "--quiet", "--show", "1")
+    assert result.returncode == 0, result.stderr
+    block = result.stdout.split("Failure conditions", 1)[1].split("Stopped:", 1)[0]
+    assert len([line for line in block.splitlines()[1:] if "tests failed" in line]) <= 1
+    result = cli("run", "--tests", "40", "--out", tmp_path, "--quiet", "--show", "0")
+    assert "Failure conditions" not in result.stdout and "Failure modes" not in result.stdout
 
 
 def test_export_writes_the_rules_as_jsonl_and_csv(run, rules, tmp_path):

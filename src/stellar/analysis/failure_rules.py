@@ -12,7 +12,9 @@ scikit-learn decision tree as the rule finder:
   leaf with the largest weighted relative accuracy (its share of the tests times how much
   more often than average its tests fail: subgroup discovery's usual measure) that fails at
   least half the time becomes a rule, its path the rule's conditions (``f=v`` or ``f!=v``),
-  conditions that raise its precision by less than ``SIMPLER`` dropped;
+  the values every failure under it shares added (a tree cannot split off a few passes),
+  then each condition dropped that raises its precision by less than ``SIMPLER``, unless
+  the tests it keeps out fail significantly less often (Fisher's exact test, p < ``KEEP_P``);
 * the tests the rule covers are removed and the next rule is found among the rest, up to
   ``MAX_RULES``;
 * a rule is **shown only when it holds on the held-back half**: at least ``MIN_HELD``
@@ -50,6 +52,7 @@ MIN_HELD = 3  # held-back tests a shown rule must match
 TOLERANCE = 0.1  # held-back failure share within this of the stated one
 SPLIT_SEED = 0
 SIMPLER = 0.05  # a condition that raises a rule's precision by less than this is dropped
+KEEP_P = 0.05  # ... unless the tests it keeps out fail less often at this p (Fisher)
 
 
 @dataclass(frozen=True)
@@ -187,17 +190,21 @@ def _covering(fit: Sequence[Verdict]) -> list[tuple[Condition, ...]]:
     columns = _columns(fit)
     X = _one_hot(fit, columns)
     y = np.array([v.failed for v in fit])
+    # the tree learns the modes apart (a failure without a mode is one class of its own), so
+    # that a leaf does not mix two faults that happen to share values
+    kinds = np.array(["" if not v.failed else f"mode {v.mode}" for v in fit])
     base = y.mean()
     left = np.ones(len(fit), dtype=bool)
     rules: list[tuple[Condition, ...]] = []
     while len(rules) < MAX_RULES and y[left].sum() >= MIN_FAILED and not y[left].all():
         tree = DecisionTreeClassifier(
             max_depth=DEPTH, min_samples_leaf=MIN_FAILED, random_state=0
-        ).fit(X[left], y[left])
+        ).fit(X[left], kinds[left])
         best = _best_leaf(tree, X[left], y[left], base, len(fit))
         if best is None:
             break
         conditions = _simplified(_path(tree, best, columns), X, y, left, columns)
+        conditions = _specialised(conditions, X, y, left, columns)
         rules.append(conditions)
         left &= ~_covers(conditions, X, columns)
     return rules
@@ -239,13 +246,14 @@ def _tidy(conditions, columns: list[tuple[str, str]]) -> tuple[Condition, ...]:
     """Say ``f=v`` where the ``f!=x`` conditions leave only ``v``; drop ``f!=x`` where the
     rule says ``f=v``; keep a stable order."""
     conditions = list(dict.fromkeys(conditions))
-    for feature in {c.feature for c in conditions if not c.equal}:
+    fixed = {c.feature for c in conditions if c.equal}
+    for feature in {c.feature for c in conditions if not c.equal} - fixed:
         left = {v for f, v in columns if f == feature} - {
             c.value for c in conditions if c.feature == feature
         }
         if len(left) == 1:
             conditions.append(Condition(feature, left.pop()))
-    fixed = {c.feature for c in conditions if c.equal}
+            fixed.add(feature)
     kept = [c for c in conditions if c.equal or c.feature not in fixed]
     return tuple(sorted(kept, key=lambda c: (not c.equal, c.feature, c.value)))
 
@@ -262,6 +270,30 @@ def _covers(
     return mask
 
 
+def _specialised(
+    conditions: tuple[Condition, ...],
+    X: np.ndarray,
+    y: np.ndarray,
+    left: np.ndarray,
+    columns: list[tuple[str, str]],
+) -> tuple[Condition, ...]:
+    """Add each value that every failure under the rule shares while some of its passing
+    tests do not, the one that excludes most passes first. A tree cannot split off a few
+    passes (its leaves hold at least ``MIN_FAILED`` tests), so ``a=0 & c=0: 134 of 143``
+    stays where every failure also has ``b=0``: the value a developer needs to see."""
+    while True:
+        inside = left & _covers(conditions, X, columns)
+        failed, passed = X[inside & y], X[inside & ~y]
+        if not len(passed) or not len(failed):
+            return conditions
+        shared = failed.min(axis=0) > 0  # columns every failure under the rule has
+        excluded = np.where(shared, (passed == 0).sum(axis=0), 0)
+        if excluded.max() == 0:
+            return conditions
+        name, value = columns[int(excluded.argmax())]
+        conditions = _tidy((*conditions, Condition(name, value)), columns)
+
+
 def _simplified(
     conditions: tuple[Condition, ...],
     X: np.ndarray,
@@ -269,18 +301,28 @@ def _simplified(
     left: np.ndarray,
     columns: list[tuple[str, str]],
 ) -> tuple[Condition, ...]:
-    """Drop, one at a time, each condition whose removal lowers the precision on the tests
-    still left by less than ``SIMPLER``: a shorter rule that says nearly as much is easier to
-    act on (``rating!=3.5`` beside ``category=cafe`` only tells the tree's luck)."""
+    """Drop, one at a time, each condition whose removal lowers the precision by less than
+    ``SIMPLER`` unless the tests it keeps out fail significantly less often than the rule's
+    own (Fisher's exact test, p < ``KEEP_P``). A shorter rule that says nearly as much is
+    easier to act on (``rating!=3.5`` beside ``category=cafe`` only tells the tree's luck),
+    while ``a=0`` stays in ``a=0 & b=0 & c=0: 131 of 131`` when ``b=0 & c=0`` without it
+    passes 14 times in a row."""
+    from scipy.stats import fisher_exact
 
-    def precision(cs: tuple[Condition, ...]) -> float:
-        inside = y[left & _covers(cs, X, columns)]
-        return inside.mean() if len(inside) else 0.0
+    def counts(mask: np.ndarray) -> list[int]:
+        return [int(y[mask].sum()), int((~y[mask]).sum())]
 
     current = conditions
     for c in conditions:
         shorter = tuple(x for x in current if x != c)
-        if shorter and precision(shorter) >= precision(current) - SIMPLER:
+        if not shorter:
+            continue
+        inside = left & _covers(current, X, columns)
+        added = left & _covers(shorter, X, columns) & ~inside
+        (f, p), (fa, pa) = counts(inside), counts(added)
+        loss = f / (f + p) - (f + fa) / (f + p + fa + pa)
+        keeps_out_passes = fisher_exact([[f, p], [fa, pa]], alternative="greater").pvalue
+        if loss < SIMPLER and keeps_out_passes >= KEEP_P:
             current = shorter
     return current
 

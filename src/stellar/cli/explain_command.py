@@ -30,7 +30,8 @@ reads: of the run's verdicts (tests judged pass or fail) whose category was cafe
 implicitness was anything but 'not', 247 of 254 failed. A rule is mined on a random half of
 the verdicts and shown only when the other half, held back, agrees: at least 3 held-back
 tests match it (here 126, of which 120 failed), their failure share is within 0.1 of the
-stated one, and that share is at least a half. The table also gives the failure modes its
+stated one, both shares are at least 0.5 and at least 0.05 above the run's failure rate.
+The table also gives the failure modes its
 failures fall in, numbered as the end-of-run table, the report and stellar export number
 them (1: the largest), each with its failures under the rule.
 

@@ -57,7 +57,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     judge.add_argument("--concurrency", type=int, help="tests judged at the same time")
     judge.add_argument("--all", action="store_true", help="judge every test anew")
     judge.add_argument(
-        "--show", type=int, default=10, metavar="N", help="failure modes shown at the end (10)"
+        "--show",
+        type=int,
+        default=10,
+        metavar="N",
+        help="failure modes shown at the end (10), and as many failure conditions, 5 at most "
+        "(0: neither)",
     )
     judge.add_argument("--quiet", action="store_true", help="no progress bar")
     judge.set_defaults(handler=cmd_judge)

@@ -88,7 +88,8 @@ def progress_bar(quiet: bool) -> Progress | LineProgress:
 
 
 def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | None = None) -> None:
-    """The failure modes (one row each, ``show`` at most), the counts and where results are."""
+    """The failure modes (one row each, ``show`` at most), the failure conditions (as many,
+    ``RULES_SHOWN`` at most), the counts and where results are."""
     out = stdout()
     if summary.failures and modes is None:
         from stellar.analysis.failure_modes import run_failure_modes  # when needed
@@ -96,10 +97,11 @@ def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | Non
         modes = run_failure_modes(summary.run_dir)
     if show and modes:
         out.print(modes_table(modes, show, _failure_scores(summary.run_dir)))
-    if summary.failures:
+    if summary.failures and show:  # --show 0: neither modes nor conditions
         from stellar.analysis.failure_rules import run_failure_rules  # scikit-learn: when needed
 
-        out.print(conditions_block(run_failure_rules(summary.run_dir, modes), summary.run_dir))
+        rules = run_failure_rules(summary.run_dir, modes)
+        out.print(conditions_block(rules, summary.run_dir, min(show, RULES_SHOWN)))
     s = summary
     out.print(
         f"\n[bold]Stopped:[/] {shown(s.stop_message or s.stop_reason)}\n"

@@ -111,7 +111,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     add_option_flags(run)
     run.add_argument(
-        "--show", type=int, default=10, metavar="N", help="failure modes shown at the end (10)"
+        "--show",
+        type=int,
+        default=10,
+        metavar="N",
+        help="failure modes shown at the end (10), and as many failure conditions, 5 at most "
+        "(0: neither)",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument(

@@ -46,6 +46,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from stellar.features import Candidate, FeatureSpace
+from stellar.search.points import constrain_points, point_values
 
 PASSED = -1  # the surrogate's class of a passing test (modes are the other classes)
 EXCLUDED = -2  # its class of a test the fitness kept out of the verdicts (worth nothing)
@@ -122,19 +123,19 @@ class SurrogateSearch:
 
         self._learner = RandomForestClassifier if learner == "forest" else ExtraTreesClassifier
         self.rng = random.Random(seed)
-        self.columns = {
-            (f.name, i): k
-            for k, (f, i) in enumerate((f, i) for f in space.features for i in range(len(f.values)))
-        }
+        self.gen = np.random.default_rng(seed)  # the pools' draws
+        self.sizes = np.array([len(f.values) for f in space.features])
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])  # one-hot columns
+        self.width = int(self.sizes.sum())
+        self.divisors = np.array([len(f.values) if f.ordinal else 1 for f in space.features])
         self.asked: set[tuple[float, ...]] = set()
         self.rows: list[np.ndarray] = []  # one-hot rows of the told outcomes
         self.labels: list[Hashable] = []  # PASSED, EXCLUDED, DUPLICATE or the failure's mode
-        self.parents: dict[Hashable, list[Mapping[str, Any]]] = {}
-        width = len(self.columns)
+        self.parents: dict[Hashable, list[np.ndarray]] = {}  # failures' points by mode
         self.pair_a, self.pair_b = np.triu_indices(len(space.features), 1)
-        self.failing_pairs = np.zeros(width * width)  # failures showing each pair of one-hot
-        # columns (id a * width + b)
-        self.tried: Counter[tuple[str, int]] = Counter()  # (feature, value index) told
+        self.failing_pairs = np.zeros(self.width * self.width)  # failures showing each pair
+        # of one-hot columns (id a * width + b)
+        self.tried = np.zeros(self.width, dtype=int)  # outcomes told with each value
         self.drawn_at_random: set[tuple[float, ...]] = set()
         self.random_modes: Counter[Hashable | None] = Counter()  # outcomes of random draws
         self.model: Any = None
@@ -150,16 +151,12 @@ class SurrogateSearch:
         if ready:
             chosen = self._acquire(n_model)
         else:  # too few outcomes for a model: children of the failures found so far
-            chosen = [c for c in (self._unseen(self._child) for _ in range(n_model)) if c]
+            chosen = self._candidates(self._fresh(self._children(self.pool))[0][:n_model])
         self.seconds += time.perf_counter() - started
-        for candidate in chosen:
-            self.asked.add(candidate.vector)
         while len(chosen) < self.population:
-            candidate = self._unseen(self._random)
+            candidate = self._unseen_random()
             if candidate is None:  # nearly spent: what the pool's wider draws still find
-                rest = self._pool()[: self.population - len(chosen)]
-                self.asked.update(c.vector for c in rest)
-                return chosen + rest
+                return chosen + self._candidates(self._pool()[0][: self.population - len(chosen)])
             self.drawn_at_random.add(candidate.vector)
             chosen.append(candidate)
         return chosen
@@ -183,19 +180,19 @@ class SurrogateSearch:
         ):
             if score is None and not repeated:  # invalid or not scored: nothing to learn
                 continue
-            self.rows.append(row := self._one_hot(candidate.values))
+            point = self._point(candidate.values)
+            self.rows.append(self._one_hot(point[None, :])[0])
             if repeated:
                 self.labels.append(DUPLICATE)
                 continue
             self.labels.append(EXCLUDED if out else PASSED if mode is None else mode)
-            for name, value in candidate.values.items():
-                self.tried[(name, self.space[name].index(value))] += 1
+            self.tried[self.offsets + point] += 1
             if candidate.vector in self.drawn_at_random:
                 self.random_modes[mode] += 1
             if mode is not None:
-                self.parents.setdefault(mode, []).append(candidate.values)
-                ids = np.flatnonzero(row)
-                self.failing_pairs[ids[self.pair_a] * len(self.columns) + ids[self.pair_b]] += 1
+                self.parents.setdefault(mode, []).append(point)
+                ids = self.offsets + point
+                self.failing_pairs[ids[self.pair_a] * self.width + ids[self.pair_b]] += 1
         started = time.perf_counter()
         self._refit()
         self.seconds += time.perf_counter() - started
@@ -235,27 +232,27 @@ class SurrogateSearch:
     def _acquire(self, n: int) -> list[Candidate]:
         """``n`` candidates of the pool, each the best of the trees drawn for its slot (fewer
         where a random draw is worth more: :meth:`_unseen_mode_chance`)."""
-        pool = self._pool()
-        if not pool:
+        points, _ = self._pool()
+        if not len(points):
             return []
-        X = np.array([self._one_hot(c.values) for c in pool], dtype=np.float32)
+        X = self._one_hot(points)
         trees = self.model.estimators_
         # each tree's worth of each candidate: sum over classes of P(class) * worth(class)
         # (a tree's classes_ are the forest's class indices)
-        worth = np.empty((len(trees), len(pool)))
+        worth = np.empty((len(trees), len(points)))
         for t, tree in enumerate(trees):
             worth[t] = (
                 tree.predict_proba(X, check_input=False) @ self.worth[tree.classes_.astype(int)]
             )
         # the value pairs each candidate has (ids a * columns + b) that no failure, and no
         # candidate taken before it in this batch, has shown
-        ids = np.array([np.flatnonzero(row) for row in X])
-        pair_ids = ids[:, self.pair_a] * len(self.columns) + ids[:, self.pair_b]
+        ids = self.offsets + points
+        pair_ids = ids[:, self.pair_a] * self.width + ids[:, self.pair_b]
         shown = self.failing_pairs > 0
         unseen = self._unseen_mode_chance()
         chosen: list[int] = []
-        free = np.ones(len(pool), dtype=bool)
-        for _ in range(min(n, len(pool))):
+        free = np.ones(len(points), dtype=bool)
+        for _ in range(min(n, len(points))):
             new = 1.0 - shown[pair_ids].mean(axis=1) if pair_ids.shape[1] else 0.0
             drawn = self.rng.sample(range(len(trees)), max(1, len(trees) // SAMPLED))
             value = worth[drawn].mean(axis=0) * (1 + self.novelty * new)
@@ -266,49 +263,78 @@ class SurrogateSearch:
             chosen.append(best)
             free[best] = False
             shown[pair_ids[best]] = True
-        return [pool[i] for i in chosen]
+        return self._candidates(points[chosen])
 
     # ------------------------------------------------------------------ candidates
-    def _pool(self) -> list[Candidate]:
-        """Unseen, distinct candidates: children of failures, least-tried values, random."""
-        makers = (self._child, self._least_tried, self._random)
-        seen: set[tuple[float, ...]] = set()
-        pool = []
-        for k in range(self.pool * 2):
-            if len(pool) >= self.pool:
-                break
-            candidate = makers[k % 3]()
-            if candidate.vector not in self.asked and candidate.vector not in seen:
-                seen.add(candidate.vector)
-                pool.append(candidate)
-        return pool
+    # Pools are built as matrices of value indices, one row a point, and only the points
+    # asked become Candidates: a pool of 600 dicts a batch cost more than the forest.
+    def _pool(self) -> tuple[np.ndarray, np.ndarray]:
+        """Unseen, distinct, constrained points (and their vectors), at most ``pool``: children
+        of failures, least-tried values and random points in turn."""
+        n = -(-self.pool * 2 // 3)  # twice the pool, for points asked before or repeated
+        makers = [self._children(n), self._least_tried(n), self._randoms(n)]
+        rows = np.stack(makers, axis=1).reshape(-1, len(self.space.features))
+        points, vectors = self._fresh(rows)
+        return points[: self.pool], vectors[: self.pool]
 
-    def _random(self) -> Candidate:
-        return self.space.candidate(self.space.random_values(self.rng))
+    def _fresh(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows after constraints, without repeats or points asked before, in order."""
+        points = constrain_points(self.space, rows)
+        _, first = np.unique(points, axis=0, return_index=True)
+        points = points[np.sort(first)]
+        vectors = points / self.divisors
+        new = [tuple(v) not in self.asked for v in vectors.tolist()]
+        return points[new], vectors[new]
 
-    def _child(self) -> Candidate:
+    def _candidates(self, points: np.ndarray) -> list[Candidate]:
+        """The points as Candidates, marked as asked."""
+        chosen = [self.space.candidate(point_values(self.space, p)) for p in points.tolist()]
+        self.asked.update(c.vector for c in chosen)
+        return chosen
+
+    def _randoms(self, n: int) -> np.ndarray:
+        return self.gen.integers(0, self.sizes, size=(n, len(self.sizes)))
+
+    def _children(self, n: int) -> np.ndarray:
+        """Failures with 1 to ``changes`` features redrawn; a parent's chance falls with its
+        mode's size, so that rare modes are explored first."""
         modes = list(self.parents)
-        weights = [(1 + len(self.parents[m])) ** -self.balance for m in modes]
-        child = dict(self.rng.choice(self.parents[self.rng.choices(modes, weights)[0]]))
-        for name in self.rng.sample(self.space.names, self.rng.randint(1, self.changes)):
-            others = [v for v in self.space[name].values if v != child[name]]
-            if others:
-                child[name] = self.rng.choice(others)
-        return self.space.candidate(child)
+        if not modes:
+            return self._randoms(n)
+        parents = np.array([p for m in modes for p in self.parents[m]])
+        weights = np.concatenate(
+            [
+                np.full(len(self.parents[m]), (1 + len(self.parents[m])) ** -self.balance)
+                / len(self.parents[m])
+                for m in modes
+            ]
+        )
+        rows = parents[self.gen.choice(len(parents), size=n, p=weights / weights.sum())]
+        redrawn = self.gen.random(rows.shape).argsort(axis=1)[:, : self.changes]
+        keep = np.arange(self.changes) >= self.gen.integers(1, self.changes + 1, size=(n, 1))
+        redrawn = np.where(keep, -1, redrawn)  # -1: a slot left unchanged
+        for k in range(self.changes):
+            r = np.flatnonzero(redrawn[:, k] >= 0)
+            f = redrawn[r, k]
+            # another value, uniformly: a shift by 1 .. size - 1 (none when there is no other)
+            shift = np.floor(self.gen.random(len(r)) * (self.sizes[f] - 1)).astype(int) + 1
+            rows[r, f] = (rows[r, f] + np.where(self.sizes[f] > 1, shift, 0)) % self.sizes[f]
+        return rows
 
-    def _least_tried(self) -> Candidate:
-        values = self.space.random_values(self.rng)
-        feature = self.space[self.rng.choice(self.space.names)]
-        counts = [self.tried[(feature.name, i)] for i in range(len(feature.values))]
-        fewest = min(counts)
-        values[feature.name] = feature.values[
-            self.rng.choice([i for i, c in enumerate(counts) if c == fewest])
-        ]
-        return self.space.candidate(values)
+    def _least_tried(self, n: int) -> np.ndarray:
+        """Random points with one feature, drawn at random, set to a value tried least."""
+        rows = self._randoms(n)
+        features = self.gen.integers(0, len(self.sizes), size=n)
+        for f, size in enumerate(self.sizes.tolist()):
+            r = np.flatnonzero(features == f)
+            counts = self.tried[self.offsets[f] : self.offsets[f] + size]
+            fewest = np.flatnonzero(counts == counts.min())
+            rows[r, f] = fewest[self.gen.integers(0, len(fewest), size=len(r))]
+        return rows
 
-    def _unseen(self, make) -> Candidate | None:
+    def _unseen_random(self) -> Candidate | None:
         for _ in range(TRIES + 1):
-            candidate = make()
+            candidate = self.space.candidate(self.space.random_values(self.rng))
             if candidate.vector not in self.asked:
                 self.asked.add(candidate.vector)
                 return candidate
@@ -331,8 +357,10 @@ class SurrogateSearch:
         whole, part = divmod(self.explore * self.population, 1)
         return int(whole) + (self.rng.random() < part)
 
-    def _one_hot(self, values: Mapping[str, Any]) -> np.ndarray:
-        row = np.zeros(len(self.columns), dtype=np.float32)
-        for name, value in values.items():
-            row[self.columns[(name, self.space[name].index(value))]] = 1.0
-        return row
+    def _point(self, values: Mapping[str, Any]) -> np.ndarray:
+        return np.array([f.index(values[f.name]) for f in self.space.features])
+
+    def _one_hot(self, points: np.ndarray) -> np.ndarray:
+        X = np.zeros((len(points), self.width), dtype=np.float32)
+        X[np.arange(len(points))[:, None], self.offsets + points] = 1.0
+        return X
