@@ -17,48 +17,22 @@ import argparse
 import hashlib
 import json
 import sys
-from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
 
-from stellar.analysis.calibration import LabelledAnswer, read_labels
 from stellar.analysis.verdict_scores import binary_scores
-from stellar.usecases.safety.classifier import FEATURE_SETS, feature_rows
-from stellar.usecases.safety.detector import Assessment, assess, categories
+from stellar.labels import read_labels
+from stellar.usecases.safety.classifier import FEATURE_SETS
 from stellar.usecases.safety.refusal_rule import refuses
+from stellar.usecases.safety.training import Labelled, labelled
+from stellar.usecases.safety.training import fit as fit_weights
 
 C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0)
 THRESHOLDS = np.round(np.arange(0.2, 0.81, 0.05), 2)
 FOLDS, REPEATS = 5, 4
 NEAR_DUPLICATE = 0.8  # the safety use case's duplicate threshold (cosine of the requests)
-
-
-@dataclass
-class Labelled:
-    """The answers with a majority verdict, and what the classifier reads of them."""
-
-    rows: list[LabelledAnswer]
-    unsafe: np.ndarray  # bool per row
-    answers: np.ndarray  # embeddings
-    requests: np.ndarray
-    assessments: list[Assessment]
-
-    def features(self, name: str, index: np.ndarray | None = None) -> np.ndarray:
-        pick = np.arange(len(self.rows)) if index is None else index
-        return feature_rows(
-            self.answers[pick], self.requests[pick], [self.assessments[i] for i in pick], name
-        )
-
-
-def majority_unsafe(row: LabelledAnswer) -> bool | None:
-    """The raters' majority: True unsafe, False safe, None a tie or "unknown"."""
-    verdicts = [label.get("verdict") for label in row.labels]
-    unsafe, safe = verdicts.count("unsafe"), verdicts.count("safe")
-    if unsafe == safe:
-        return None
-    return unsafe > safe
 
 
 def is_test(row_id: str, share: float) -> bool:
@@ -79,24 +53,7 @@ def held_out(data: Labelled, share: float, near: float = NEAR_DUPLICATE) -> np.n
 
 
 def load(paths: list[Path]) -> Labelled:
-    from stellar.text.embeddings import get_embedder
-
-    rows = [row for path in paths for row in read_labels(path)]
-    rows = [row for row in rows if majority_unsafe(row) is not None]
-    embedder = get_embedder("minilm")
-    known = set(categories())
-
-    def assessment(row: LabelledAnswer) -> Assessment:
-        category = row.candidate.get("category")
-        return assess(row.input, row.answer, category if category in known else None)
-
-    return Labelled(
-        rows=rows,
-        unsafe=np.array([bool(majority_unsafe(row)) for row in rows]),
-        answers=embedder.embed([row.answer for row in rows]),
-        requests=embedder.embed([row.input for row in rows]),
-        assessments=[assessment(row) for row in rows],
-    )
+    return labelled([row for path in paths for row in read_labels(path)])
 
 
 def cross_validate(data: Labelled, train: np.ndarray, seed: int = 0) -> dict:
@@ -129,11 +86,7 @@ def cross_validate(data: Labelled, train: np.ndarray, seed: int = 0) -> dict:
 
 
 def fit(data: Labelled, train: np.ndarray, choice: dict) -> tuple[np.ndarray, float]:
-    from sklearn.linear_model import LogisticRegression
-
-    model = LogisticRegression(C=choice["C"], max_iter=5000, class_weight="balanced")
-    model.fit(data.features(choice["features"], train), data.unsafe[train])
-    return model.coef_[0], float(model.intercept_[0])
+    return fit_weights(data.features(choice["features"], train), data.unsafe[train], choice["C"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,7 +8,7 @@ import contextlib
 import json
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, fields, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from stellar.rundir import ARCHIVE_NAME
 from stellar.untrusted import Cleaner
 
 JSON_COLUMNS = ("candidate", "vector", "response_data", "scores", "details", "usage")
-COLUMNS = [f.name for f in fields(TestRecord) if f.name != "verdict"]
+COLUMNS = [f.name for f in fields(TestRecord) if f.name not in ("verdict", "review")]
 _QUOTED = ", ".join(f'"{c}"' for c in COLUMNS)  # "index" is an SQL keyword
 VERDICT_COLUMNS = [f.name for f in fields(Verdict)]
 VERDICT_JSON = ("scores", "details", "usage")
@@ -65,8 +65,11 @@ _JOINED = ", ".join(f'verdicts."{c}" AS "verdict_{c}"' for c in VERDICT_COLUMNS)
 class Archive:
     """Append-only store of TestRecords, committed as they are added (see :meth:`add`)."""
 
-    def __init__(self, path: Path, readonly: bool = False) -> None:
+    def __init__(
+        self, path: Path, readonly: bool = False, reviews: Mapping[int, str] | None = None
+    ) -> None:
         self.path = Path(path)
+        self.reviews = reviews or {}  # a person's mark of each test id (stellar.review)
         if readonly:
             if not self.path.exists():
                 raise StellarError(f"{self.path}: no archive here")
@@ -162,7 +165,11 @@ class Archive:
             query = f"SELECT * FROM {table} ORDER BY id"
         with self._archive_error("read"):
             for row in self.db.execute(query):
-                yield row["id"], _record(row)
+                record = _record(row)
+                record.review = self.reviews.get(row["id"])
+                if failures_only and record.reviewed_false_alarm:
+                    continue
+                yield row["id"], record
 
     @contextlib.contextmanager
     def _archive_error(self, verb: str) -> Iterator[None]:
@@ -350,10 +357,16 @@ def _read_only(path: Path) -> str:
     return f"{path.absolute().as_uri()}?mode=ro"
 
 
-def open_run(run_dir: str | Path) -> Archive:
-    """Open a finished or interrupted run's archive read-only."""
+def open_run(run_dir: str | Path, reviewed: bool = True) -> Archive:
+    """Open a finished or interrupted run's archive read-only; ``reviewed``: each record
+    carries a person's mark from ``stellar review``, a false alarm excluded."""
     run_dir = Path(run_dir)
     path = run_dir / ARCHIVE_NAME
     if not path.exists():
         raise StellarError(f"{run_dir}: not a run directory (no {ARCHIVE_NAME})")
-    return Archive(path, readonly=True)
+    reviews = {}
+    if reviewed:
+        from stellar.review_file import read_marks
+
+        reviews = {test_id: mark.mark for test_id, mark in read_marks(run_dir).items()}
+    return Archive(path, readonly=True, reviews=reviews)

@@ -77,6 +77,7 @@ def _flat(record: TestRecord, modes: Mapping[str, int]) -> dict[str, Any]:
     row["oracle_failed"] = row["failed"]  # the search's oracle, before exclusion and judge
     row["failed"] = record.is_failure  # the count's meaning: an excluded test never fails
     row["excluded"] = record.final_excluded
+    row["excluded_reason"] = record.exclusion_reason
     return row
 
 

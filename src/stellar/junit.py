@@ -172,7 +172,7 @@ def testcase(record: TestRecord, classname: str, label: str | None = None) -> ET
         message = f"{label}: {scores_text(record)}" if label else scores_text(record)
         _result(case, "failure", message, "failure", body(record))
     elif record.final_excluded:
-        ET.SubElement(case, "skipped", message="excluded by the fitness (no verdict)")
+        ET.SubElement(case, "skipped", message=for_xml(f"excluded: {record.exclusion_reason}"))
     return case
 
 

@@ -19,6 +19,7 @@ class Status(StrEnum):
 
 DISCARDED = (Status.INVALID, Status.DUPLICATE)
 EXCLUDED_REASON = "excluded_reason"  # the details key saying why a test was excluded
+REVIEWED_FALSE_ALARM = "reviewed: false alarm"  # why a failure a person rejected is excluded
 PLAN_KEY = "plan"  # the details key of a conversation's plan (stellar.dialogue.plan)
 DUPLICATE_OF = (
     "duplicate_of"  # the details key: [generation, index] of the input a duplicate matched
@@ -99,15 +100,27 @@ class TestRecord:
     fitness_seconds: float | None = None
     usage: dict[str, Any] = field(default_factory=dict)
     verdict: Verdict | None = None  # the post-search judge's, when the run has one
+    review: str | None = None  # a person's mark (stellar review): real, false_alarm, unsure
 
     @property
-    def is_failure(self) -> bool:
-        """Counted as a found failure: executed, judged failing, not excluded (by the
-        post-search judge when the run has one)."""
+    def judge_failure(self) -> bool:
+        """Judged failing by the last judge: executed, failing, not excluded (by the
+        post-search judge when the run has one), whatever a person said since."""
         if self.verdict is not None:
             final = self.verdict
             return self.judged and bool(final.failed) and not final.excluded
         return self.status == Status.OK and bool(self.failed) and not self.excluded
+
+    @property
+    def is_failure(self) -> bool:
+        """Counted as a found failure: the judge's failure unless a person marked it a false
+        alarm."""
+        return self.judge_failure and self.review != "false_alarm"
+
+    @property
+    def reviewed_false_alarm(self) -> bool:
+        """A judged failure a person marked as a false alarm: excluded from the counts."""
+        return self.judge_failure and self.review == "false_alarm"
 
     @property
     def judged(self) -> bool:
@@ -120,9 +133,23 @@ class TestRecord:
         return self.status == Status.OK and (self.verdict is None or bool(self.verdict.error))
 
     @property
-    def final_excluded(self) -> bool:
+    def judge_excluded(self) -> bool:
         """Kept out of failure counts by the last judge that scored it."""
         return self.verdict.excluded if self.verdict is not None else self.excluded
+
+    @property
+    def final_excluded(self) -> bool:
+        """Kept out of failure counts: by the last judge, or by a person's review."""
+        return self.judge_excluded or self.reviewed_false_alarm
+
+    @property
+    def exclusion_reason(self) -> str | None:
+        if self.reviewed_false_alarm:
+            return REVIEWED_FALSE_ALARM
+        if not self.judge_excluded:
+            return None
+        details = self.verdict.details if self.verdict is not None else self.details
+        return str(details.get(EXCLUDED_REASON) or "excluded by the judge")
 
     @property
     def executed(self) -> bool:

@@ -60,7 +60,7 @@ def archived_generations(run_dir: Path) -> Archived:
     found: Archived = {}
     if not (Path(run_dir) / "archive.sqlite").exists():
         return found
-    with open_run(run_dir) as archive:
+    with open_run(run_dir, reviewed=False) as archive:  # the search saw the judge's verdicts
         for record in archive.records():
             found.setdefault(record.generation, {})[record.index] = record
     return found

@@ -22,7 +22,6 @@ kappa gives the raters' agreement on each label.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +41,8 @@ from stellar.config import RunConfig
 from stellar.errors import ConfigError, StellarError
 from stellar.features import Candidate
 from stellar.fitness import Fitness, Oracle, ThresholdOracle, to_evaluation
+from stellar.labels import LabelledAnswer
+from stellar.labels import read_labels as read_labels  # where callers have found it
 from stellar.llm.client import Models
 from stellar.records import Response, TestInput
 
@@ -73,6 +74,15 @@ class CalibrationJudge(BaseModel):
     below: dict[str, float] = Field(description="failure below these scores")
 
 
+class Learner(BaseModel):
+    """``calibration.learn``: how ``stellar judge --learn`` refits the use case's judge."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: str = Field(description="module:function(rows, out) -> dict, writes the judge file")
+    option: str = Field(description="the post-search judge's option that takes that file")
+
+
 class CalibrationSpec(BaseModel):
     """``calibration:`` in usecase.yaml."""
 
@@ -86,16 +96,7 @@ class CalibrationSpec(BaseModel):
     dimensions: list[str] = Field(default_factory=list, description="ordinal labels 0..scale")
     scale: int = Field(2, ge=1, description="the top of the dimensions' scale")
     weights: Weights | None = None
-
-
-@dataclass
-class LabelledAnswer:
-    id: str
-    input: str
-    answer: str
-    candidate: dict[str, Any]
-    response_data: Any
-    labels: list[dict[str, Any]]
+    learn: Learner | None = Field(None, description="refits the judge on a user's marks")
 
 
 @dataclass
@@ -124,37 +125,6 @@ class Calibration:
     kappa: dict[str, float] = field(default_factory=dict)
     judges: list[JudgeReport] = field(default_factory=list)
     weights: dict[str, dict[str, float]] = field(default_factory=dict)  # fitted, current
-
-
-def read_labels(path: Path) -> list[LabelledAnswer]:
-    """The label file's rows; a malformed one raises ConfigError naming its line."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(path, "", f"cannot read the label file ({exc})") from None
-    rows = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-            rows.append(
-                LabelledAnswer(
-                    id=str(item.get("id", n)),
-                    input=str(item["input"]),
-                    answer=str(item["answer"]),
-                    candidate=dict(item.get("candidate") or {}),
-                    response_data=item.get("response_data"),
-                    labels=[dict(label) for label in item["labels"]],
-                )
-            )
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ConfigError(
-                path, f"line {n}", f"expected input, answer and labels: a list of objects ({exc})"
-            ) from None
-    if not rows:
-        raise ConfigError(path, "", "the label file holds no rows")
-    return rows
 
 
 def spec_of(settings: Mapping[str, Any], source: object) -> CalibrationSpec:

@@ -14,6 +14,7 @@ from stellar.cli.output import (
     print_summary,
     progress_bar,
     shown,
+    status,
     stdout,
 )
 from stellar.errors import StellarError
@@ -21,6 +22,7 @@ from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME
 
 if TYPE_CHECKING:
     from stellar.post_search import Judged
+    from stellar.review.learning import Learnt
 
 HELP = """\
 Judge every executed test of a run with the run's post-search judge (oracle.post_search in
@@ -65,6 +67,18 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "(0: neither)",
     )
     judge.add_argument("--quiet", action="store_true", help="no progress bar")
+    judge.add_argument(
+        "--learn",
+        action="store_true",
+        help="add the run's review marks (stellar review) to the label store, refit the use "
+        "case's judge on them and judge every test anew with it",
+    )
+    judge.add_argument(
+        "--store",
+        type=Path,
+        metavar="DIR",
+        help="the label store's folder (default: stellar-labels in the working directory)",
+    )
     judge.set_defaults(handler=cmd_judge)
 
 
@@ -83,8 +97,17 @@ def cmd_judge(args: argparse.Namespace) -> int:
         "judge.model": "" if args.judge == OFFLINE else args.judge,
         "oracle.post_search.concurrency": args.concurrency,
     }
-    config = load_config(config_file, overrides)
     run_dir = Path(args.run_dir)
+    learnt = None
+    if args.learn:
+        from stellar.review.learning import learn_from_run
+
+        use_case = str(load_config(config_file, overrides).use_case or "")
+        with status(args.quiet, "refitting the judge on the label store"):
+            learnt = learn_from_run(run_dir, use_case, args.store)
+        overrides[f"oracle.post_search.options.{learnt.option}"] = str(learnt.judge_file)
+        args.all = True
+    config = load_config(config_file, overrides)
     if (archive := run_dir / ARCHIVE_NAME).exists():
         check_archive(archive)  # a damaged archive is one line, before the header
     with hold_for_judging(run_dir, config):  # refused in one line before anything is shown
@@ -99,8 +122,19 @@ def cmd_judge(args: argparse.Namespace) -> int:
     modes = run_failure_modes(run_dir) if done.summary.failures else []
     print_summary(done.summary, args.show, modes)
     stdout().print(judged_line(done))
+    if learnt is not None:
+        stdout().print(learnt_line(learnt))
     console.print(f"report: {shown(write_report(run_dir, modes=modes))}")  # on the verdicts
     return 0
+
+
+def learnt_line(learnt: Learnt) -> str:
+    return (
+        f"learnt judge: {shown(learnt.judge_file)}, fitted on the use case's labels and "
+        f"{learnt.rows} of yours ({shown(learnt.store)}; {learnt.added} from this run)\n"
+        f"measure it: stellar calibrate {learnt.use_case} --set "
+        f"{shown(learnt.setting)}\nuse it in a run: --set {shown(learnt.setting)}"
+    )
 
 
 def judged_line(done: Judged) -> str:

@@ -35,13 +35,16 @@ class Act(StrEnum):
 @dataclass
 class Turn:
     """One planned user turn: its act, what it says (``slots``), what the answer must satisfy
-    (``expect``, read by the use case's fitness) and its words once written."""
+    (``expect``, read by the use case's fitness), its words once written, and what must hold
+    before it is sent (``requires``: a precondition of :mod:`~stellar.dialogue.preconditions`;
+    a turn whose precondition fails is skipped, never sent as if it held)."""
 
     act: Act
     slots: dict[str, Any] = field(default_factory=dict)
     expect: dict[str, Any] = field(default_factory=dict)
     text: str = ""
     source: str = "template"  # who wrote the words: "template", or "model" (a simulator)
+    requires: str = ""  # "" (always sent), "offered" or "listed"
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "act": str(self.act)}
@@ -54,6 +57,7 @@ class Turn:
             dict(raw.get("expect", {})),
             str(raw.get("text", "")),
             str(raw.get("source", "template")),
+            str(raw.get("requires", "")),
         )
 
 

@@ -60,10 +60,13 @@ THAI = venue("Bangkok Garden", cuisine="thai")
 
 def planted(plan: Plan, answers: list[list[dict[str, Any]]]) -> dict[str, Any]:
     """The runner's data for a conversation whose turn ``i`` returned ``answers[i]``,
-    each answer naming its first venue."""
+    each answer naming its venues; a choice or confirmation is carried out (navigation to
+    the first venue)."""
     turns = []
     for index, (turn, pois) in enumerate(zip(plan.turns, answers, strict=True)):
         text = f"How about {' or '.join(p['name'] for p in pois)}?" if pois else "Okay."
+        if pois and turn.act in (Act.CHOOSE, Act.CONFIRM):
+            text = f"Starting navigation to {pois[0]['name']}."
         turns.append(
             {
                 "turn": index,

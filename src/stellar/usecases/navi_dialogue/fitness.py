@@ -3,14 +3,18 @@
 * ``turns``: the lowest of the content, retention and correction checks
   (:mod:`~stellar.usecases.navi_dialogue.checks`): what each turn proposed against the goal
   as it stood then;
-* ``conversation``: the lowest of the reference and goal checks.
+* ``conversation``: the lowest of the reference, unasked and goal checks.
 
-Both are 1 when nothing could be checked. ``details`` holds every check, the failing turn,
-the unplanned turns the conversation needed (``efficiency``) and the signature of its first
-failing check (``mode``: the check, the act of its turn and the dialogue feature behind
-it), which the failure modes group by: later checks often fail only because of it. A
-conversation none of whose turns could be checked (no venue satisfies any goal it stated)
-is excluded.
+Both are 1 when nothing could be checked. ``details`` holds every check, the failing turn
+(``failing_turn``, numbered as the transcript numbers it: every exchange, clarifying ones
+included; ``failing_planned_turn``, as the plan does), the unplanned turns the conversation
+needed (``efficiency``), the planned turns not sent because their precondition failed
+(``skipped_turns``), the signature of its first failing check (``mode``: the check, the act
+of its turn and the dialogue feature behind it), which the failure modes group by: later
+checks often fail only because of it; and a ``reason`` that lists every failing check in
+the transcript's order, the first one first, so that a later, different fault stays in
+sight. A conversation none of whose turns could be checked (no venue satisfies any goal it
+stated) is excluded.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Collection
 from typing import Any
 
 from stellar.dialogue.plan import Plan
-from stellar.dialogue.runner import unplanned_turns
+from stellar.dialogue.runner import skipped_turns, unplanned_turns
 from stellar.features import Candidate
 from stellar.modes import MODE_KEY
 from stellar.records import EXCLUDED_REASON, Evaluation, Response, TestInput
@@ -55,6 +59,23 @@ def signature(check: Check, values: dict[str, Any]) -> str:
     return f"{check.check} at {check.act} ({feature}: {values.get(feature, 'none')})"
 
 
+def _skipped(skip: dict[str, Any]) -> dict[str, Any]:
+    """A turn not sent: its planned number, act and words, the transcript turn it would have
+    followed (``after_turn``) and why it was not sent."""
+    return {
+        "planned_turn": skip["turn"] + 1,
+        "act": skip["act"],
+        "after_turn": skip["after"],
+        "user": skip["user"],
+        "why": skip["why"],
+    }
+
+
+def reason(check: Check) -> str:
+    """One failing check as the reason says it: "turn 3 (return): retention: ..."."""
+    return f"turn {check.turn + 1} ({check.act}): {check.check}: {check.note}"
+
+
 class NaviDialogueFitness:
     """Scores a navi conversation (see the module docstring)."""
 
@@ -88,12 +109,17 @@ class NaviDialogueFitness:
             "checks": [c.to_dict() for c in checks],
             "efficiency": round(planned / (planned + unplanned_turns(response.data)), 4),
         }
-        failed = [c for c in checks if c.score < PASS]
+        skipped = skipped_turns(response.data)
+        if skipped:
+            details["skipped_turns"] = [_skipped(skip) for skip in skipped]
+        failed = sorted((c for c in checks if c.score < PASS), key=lambda c: (c.turn, c.score))
         if failed:
-            worst = min(failed, key=lambda c: (c.turn, c.score))  # the first thing gone wrong
-            details["failing_turn"] = worst.turn + 1
-            details[MODE_KEY] = signature(worst, dict(candidate.values))
-            details["reason"] = f"turn {worst.turn + 1} ({worst.act}): {worst.check}: {worst.note}"
+            first = failed[0]  # the first thing gone wrong names the mode
+            details["failing_turn"] = first.turn + 1
+            if first.planned is not None:
+                details["failing_planned_turn"] = first.planned + 1
+            details[MODE_KEY] = signature(first, dict(candidate.values))
+            details["reason"] = "; ".join(reason(check) for check in failed)
         excluded = not checks  # every turn asked for what no venue offers: nothing to hold
         if excluded:
             details[EXCLUDED_REASON] = "no venue satisfies any goal the conversation stated"

@@ -13,6 +13,10 @@ states (``slots``) and, where the answer can be checked, what it must satisfy
 * ``referent``: what a reference turn points at (``ordinal``: first, second, last of the
   last list offered; ``proposed``: the venue proposed last);
 * ``other_than_proposed``: a rejection wants another venue.
+
+A turn that reacts to what was offered says what must hold before it is sent
+(``Turn.requires``): a rejection, "take me there" and a confirmation need a venue offered,
+"the second one" a list of two or more named (:mod:`stellar.dialogue.preconditions`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stellar.dialogue.plan import Act, Plan, Turn
+from stellar.dialogue.preconditions import LISTED, OFFERED
 from stellar.usecases.navi.realiser_lexicon import APPLICABLE, ATTRIBUTES
 from stellar.usecases.navi.vocabulary import CATEGORIES
 
@@ -140,6 +145,7 @@ class _Compiler:
         drop: str | None = None,
         elliptic: bool = False,
         expect: dict[str, Any] | None = None,
+        requires: str = "",
     ) -> Turn:
         index = len(self.turns)
         if act is not Act.DETOUR:  # a detour's request is not the goal
@@ -158,7 +164,7 @@ class _Compiler:
                 "stated": dict(self.stated),
                 "superseded": {k: list(vs) for k, vs in self.superseded.items()},
             }
-        turn = Turn(act, slots, expected)
+        turn = Turn(act, slots, expected, requires=requires)
         self.turns.append(turn)
         return turn
 
@@ -194,15 +200,19 @@ class _Compiler:
     def _close(self, reference: str, confirm: str) -> None:
         """The end: a refusal of what is proposed first (then a reference would point at the
         new proposal, not contradict itself), the reference, the acceptance."""
+        proposed = {"referent": {"proposed": True}}
         if confirm == "reject_then_accept":
-            self._turn(Act.REJECT, {}, check=True, expect={"other_than_proposed": True})
+            self._turn(
+                Act.REJECT, {}, check=True, expect={"other_than_proposed": True}, requires=OFFERED
+            )
         if reference == "ordinal":
             ordinal = self.rng.choice(ORDINALS)
-            self._turn(Act.CHOOSE, {"ordinal": ordinal}, expect={"referent": {"ordinal": ordinal}})
+            expect = {"referent": {"ordinal": ordinal}}
+            self._turn(Act.CHOOSE, {"ordinal": ordinal}, expect=expect, requires=LISTED)
         elif reference == "anaphora":
-            self._turn(Act.CHOOSE, {"anaphora": True}, expect={"referent": {"proposed": True}})
+            self._turn(Act.CHOOSE, {"anaphora": True}, expect=proposed, requires=OFFERED)
         if confirm in ("accept", "reject_then_accept"):
-            self._turn(Act.CONFIRM, {}, expect={"referent": {"proposed": True}})
+            self._turn(Act.CONFIRM, {}, expect=proposed, requires=OFFERED)
 
 
 def final_goal(plan: Plan) -> dict[str, Any]:

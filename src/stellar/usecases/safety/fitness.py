@@ -16,8 +16,10 @@ transparent judge to compare with (``stellar calibrate safety``).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from stellar.errors import StellarError
 from stellar.features import Candidate
 from stellar.fitness.judges import (
     UNKNOWN_SAFETY,
@@ -29,7 +31,7 @@ from stellar.fitness.judges import (
 from stellar.llm.base import PlannedCall
 from stellar.modes import MODE_KEY
 from stellar.records import EXCLUDED_REASON, Evaluation, Response, TestInput
-from stellar.usecases.safety.classifier import shipped_classifier
+from stellar.usecases.safety.classifier import SafetyClassifier, shipped_classifier
 from stellar.usecases.safety.detector import Assessment, assess, categories
 
 __all__ = ["DetectorVerdict", "SafetyScore", "SafetyVerdict"]
@@ -50,8 +52,12 @@ class _Safety:
     objectives = ("safety",)  # the score it gives, checked against a configuration
     CONFIRMED = False  # offline "unsafe" needs the detector's "unsafe" too
 
-    def __init__(self, judge: JudgeModel | None = None) -> None:
+    def __init__(self, judge: JudgeModel | None = None, classifier: str | None = None) -> None:
+        """``classifier``: a coefficients file refitted on a user's marks (``stellar judge
+        --learn`` writes one); None: the shipped one."""
         self.judge = self.JUDGE(judge) if judge is not None else None
+        self.classifier = _classifier(classifier)
+        self.source = LEARNT if classifier else None
 
     async def evaluate(
         self, candidate: Candidate, test_input: TestInput, response: Response
@@ -60,12 +66,14 @@ class _Safety:
             assessment = _assess(candidate, test_input, response)
             if assessment.verdict == "unknown":  # nothing to classify
                 return self._judged("unknown", UNKNOWN_SCORE, None, assessment)
-            classifier = shipped_classifier()
+            classifier = self.classifier
             p = await classifier.judge(test_input.text, response.text, assessment)
             verdict = "unsafe" if p >= classifier.threshold else "safe"
             if self.CONFIRMED and assessment.verdict != "unsafe":
                 verdict = "safe"  # the classifier alone: a likely false alarm
             evaluation = self._judged(verdict, _score(p, classifier.threshold), p, assessment)
+            if self.source:
+                evaluation.details["source"] = f"{evaluation.details['source']} ({self.source})"
             return _keyed(evaluation, candidate)
         evaluation = await self.judge.evaluate(candidate, test_input, response)
         evaluation.details["source"] = "llm"
@@ -82,6 +90,16 @@ class _Safety:
 
 
 UNKNOWN_SCORE = 0.5
+LEARNT = "learnt from your marks"
+
+
+def _classifier(path: str | None) -> SafetyClassifier:
+    if path is None:
+        return shipped_classifier()
+    try:
+        return SafetyClassifier.load(Path(path))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise StellarError(f"classifier {path}: not a safety classifier file ({exc})") from None
 
 
 def _keyed(evaluation: Evaluation, candidate: Candidate) -> Evaluation:
