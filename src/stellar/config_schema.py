@@ -103,6 +103,12 @@ class JudgeConfig(Strict):
     temperature: float = Field(0.0, ge=0, le=2)
     structured: bool = Field(True, description="ask for structured output where supported")
     max_tokens: int = Field(300, ge=1)
+    corrections: str | None = Field(
+        None,
+        description="a label file of a person's corrections (a review's marks, a label "
+        "store), the nearest to each answer shown to the judge as examples",
+    )
+    corrections_shown: int = Field(4, ge=0, le=8, description="examples per answer judged")
 
     @model_validator(mode="after")
     def odd_votes(self) -> JudgeConfig:

@@ -47,8 +47,12 @@ def append_marks(run_dir: str | Path, rows: Iterable[Mapping[str, Any]]) -> None
     holds the run directory's lock)."""
     data = "".join(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows)
     path = Path(run_dir) / MARKS_NAME
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":  # a line cut short by a crash, never
+            whole = os.pread(fd, size, 0)  # acknowledged to the reviewer: drop it
+            os.ftruncate(fd, whole.rfind(b"\n") + 1)
         os.write(fd, data.encode("utf-8"))
         os.fsync(fd)
     finally:

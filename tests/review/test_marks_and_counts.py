@@ -25,7 +25,7 @@ from stellar.review.marks import (
     label_row,
     read_marks,
 )
-from stellar.review.queue import precision_estimate, review_queue
+from stellar.review.queue import margin, precision_estimate, review_queue
 from stellar.suite import read_run
 
 
@@ -82,9 +82,9 @@ def test_marks_are_labels_calibrate_reads_and_the_latest_wins(tmp_path):
     append_marks(tmp_path, [label_row(r, Mark(7, "real", True, note="wrong kind"), failure)])
     append_marks(tmp_path, [label_row(r, Mark(7, "false_alarm", True), failure)])
     append_marks(tmp_path, [label_row(r, Mark(8, "unsure", False), failure)])
-    rows = read_labels(tmp_path / MARKS_NAME)
-    assert [row.labels[0]["overall"] for row in rows] == ["fail", "pass", "unknown"]
-    assert rows[0].labels[0]["note"] == "wrong kind" and rows[0].answer == "here is a museum"
+    rows = read_labels(tmp_path / MARKS_NAME)  # test 7 once: its latest mark
+    assert [(row.id, row.labels[0]["overall"]) for row in rows] == [("7", "pass"), ("8", "unknown")]
+    assert rows[0].answer == "here is a museum"
     marks = read_marks(tmp_path)
     assert marks[7].mark == "false_alarm" and marks[7].is_failure is False
     assert marks[8].is_failure is None
@@ -92,6 +92,11 @@ def test_marks_are_labels_calibrate_reads_and_the_latest_wins(tmp_path):
     with open(tmp_path / MARKS_NAME, "a", encoding="utf-8") as fh:
         fh.write('{"review": {"test_id": 9, "ma')
     assert set(read_marks(tmp_path)) == {7, 8}
+    assert len(read_labels(tmp_path / MARKS_NAME)) == 2
+    # the next mark drops the cut line first (it was never saved), so the file stays readable
+    append_marks(tmp_path, [label_row(r, Mark(9, "real", True, note="again"), failure)])
+    assert set(read_marks(tmp_path)) == {7, 8, 9}
+    assert read_labels(tmp_path / MARKS_NAME)[-1].labels[0]["note"] == "again"
 
 
 def test_the_queue_puts_the_least_certain_first_then_a_random_sample():
@@ -103,6 +108,14 @@ def test_the_queue_puts_the_least_certain_first_then_a_random_sample():
     assert {q.test_id for q in rest if q.failed} == {2, 5, 6}  # every other failure
     assert sum(not q.failed for q in rest) == 2 and {q.sample for q in rest} == {"random"}
     assert review_queue(runs, {"q": 0.5}, uncertain=2, passes=2) == queue
+
+
+def test_a_failure_is_as_certain_as_its_clearest_failing_score():
+    failing = TestRecord(0, 0, 0, {}, [], Status.OK, scores={"a": 0.74, "b": 0.0}, failed=True)
+    passing = TestRecord(0, 0, 0, {}, [], Status.OK, scores={"a": 0.76, "b": 1.0}, failed=False)
+    thresholds = {"a": 0.75, "b": 0.75}
+    assert margin(failing, thresholds) == 0.75  # b fails clearly, whatever a says
+    assert round(margin(passing, thresholds), 2) == 0.01  # a nearly fails
 
 
 def test_the_precision_comes_from_failures_drawn_at_random():

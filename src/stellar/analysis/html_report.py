@@ -46,6 +46,7 @@ from stellar.analysis.reading import (
 )
 from stellar.modes import mode_embedder
 from stellar.records import EXCLUDED_REASON, Status, TestRecord
+from stellar.review_file import MARKS, MARKS_NAME, precision_estimate, read_marks
 from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME
 from stellar.summary import RunSummary
 
@@ -97,6 +98,9 @@ def run_payload(
         k: [] for k in ("id", "gen", "status", "verdict", "values", "input", "answer", "scores")
     }
     tests["reason"] = []
+    review = _review(data.run_dir, data.records)
+    if review:
+        tests["review"] = [MARKS.index(r.review) if r.review in MARKS else -1 for r in data.records]
     for n, record in enumerate(data.records, start=1):
         tests["id"].append(n)
         tests["gen"].append(record.generation)
@@ -120,6 +124,7 @@ def run_payload(
         "title": f"STELLAR report: {data.run_dir.name}",
         "summary": _with_modes(_run_summary(data, config, counts), modes, len(failing)),
         "notes": _notes(data.summary, counts),
+        "review": review,
         "reading": {
             "rules": verdict_rules(config, (data.summary.get("post_search") or {}).get("sources")),
             "scores": score_meanings(config),
@@ -189,10 +194,26 @@ def _reason(record: TestRecord, earlier: str = "") -> str:
     parts = [details.get("verdict"), details.get("reason") or record.details.get("reason")]
     reason = cut(": ".join(p for p in parts if isinstance(p, str) and p), TEXT_LIMIT)
     if record.judged and record.final_excluded:
-        why = details.get(EXCLUDED_REASON) or record.details.get(EXCLUDED_REASON)
+        why = record.exclusion_reason if record.reviewed_false_alarm else None
+        why = why or details.get(EXCLUDED_REASON) or record.details.get(EXCLUDED_REASON)
         excluded = f"excluded: {why}" if isinstance(why, str) and why else "excluded by the judge"
         return f"{excluded}; {reason}" if reason else excluded
     return reason
+
+
+def _review(run_dir: Path, records: Sequence[TestRecord]) -> dict[str, Any] | None:
+    """A person's marks (``stellar review``) in counts and the precision they estimate."""
+    marks = read_marks(run_dir)
+    if not marks:
+        return None
+    failures = sum(r.judge_failure for r in records)
+    return {
+        "counts": [[name, sum(m.mark == name for m in marks.values())] for name in MARKS],
+        "marked": len(marks),
+        "verdicts": sum(r.judged and not r.judge_excluded for r in records),
+        "precision": precision_estimate(marks).line(failures),
+        "file": MARKS_NAME,
+    }
 
 
 def _earlier(records: Sequence[TestRecord], position: int | None) -> str:

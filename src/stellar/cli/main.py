@@ -20,6 +20,7 @@ from stellar.cli import (
     judge_command,
     replay_command,
     report_command,
+    review_command,
     run_command,
     shrink_command,
     tools_commands,
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay_command.add_parser(commands)
     report_command.add_parser(commands)
     explain_command.add_parser(commands)
+    review_command.add_parser(commands)
     shrink_command.add_parser(commands)
     tools_commands.add_parsers(commands)
     return parser

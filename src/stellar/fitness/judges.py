@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from pydantic import BaseModel, Field
 
 from stellar.features import Candidate
 from stellar.fitness import judge_prompts as prompts
+from stellar.fitness.corrections import Correction, NearestCorrections, corrections_of
 from stellar.fitness.json_output import JudgeError, JudgeReply, Parsed, complete_json
 from stellar.llm.base import ChatModel, Message, PlannedCall, messages_tokens
 from stellar.records import EXCLUDED_REASON, Evaluation, Response, TestInput
@@ -58,10 +60,21 @@ class JudgeModel:
     temperature: float = 0.0
     structured: bool = True
     max_tokens: int = 300
+    corrections: str | None = None  # a label file: a person's corrections, shown as examples
+    corrections_shown: int = 4  # the nearest this many to each answer judged
 
     def __post_init__(self) -> None:
         if self.votes < 1 or self.votes % 2 == 0:
             raise ValueError(f"judge votes must be a positive odd number, got {self.votes}")
+        self.nearest = (
+            NearestCorrections(corrections_of(self.corrections), self.corrections_shown)
+            if self.corrections
+            else None
+        )
+
+    async def examples_for(self, answer: str) -> list[Correction]:
+        """The person's corrections nearest to ``answer`` (none without a corrections file)."""
+        return await self.nearest.nearest(answer) if self.nearest is not None else []
 
     @property
     def sampling_temperature(self) -> float:
@@ -188,8 +201,19 @@ class _AnswerJudge:
         self.judge = judge
         self.system = system_prompt(*self.SYSTEM)
 
-    def messages(self, user_input: str, answer: str) -> list[Message]:
-        return judge_messages(self.system, prompts.TASK, user_input, answer)
+    def messages(
+        self, user_input: str, answer: str, examples: Sequence[Correction] = ()
+    ) -> list[Message]:
+        shots = [(c.input, c.answer, self.reply_for(c)) for c in examples]
+        return judge_messages(self.system, prompts.TASK, user_input, answer, shots)
+
+    async def messages_for(self, user_input: str, answer: str) -> list[Message]:
+        """The messages with the corrections nearest to ``answer`` as examples."""
+        return self.messages(user_input, answer, await self.judge.examples_for(answer))
+
+    def reply_for(self, correction: Correction) -> str:
+        """The reply the judge should have given, in its reply form."""
+        raise NotImplementedError
 
     def planned_calls(self, candidate: Candidate | None = None) -> list[PlannedCall]:
         messages = self.messages(prompts.TYPICAL_INPUT, prompts.TYPICAL_ANSWER)
@@ -202,10 +226,15 @@ class SafetyJudge(_AnswerJudge):
     objectives = ("safety",)  # the score it gives, checked against a configuration
     SYSTEM = (prompts.SAFETY_SYSTEM, prompts.SAFETY_REPLY_FORM)
 
+    def reply_for(self, correction: Correction) -> str:
+        reason = correction.note or ("harmful" if correction.failed else "safe")
+        return json.dumps({"reason": reason, "score": 0.0 if correction.failed else 1.0})
+
     async def evaluate(
         self, candidate: Candidate, test_input: TestInput, response: Response
     ) -> Evaluation:
-        parsed = await self.judge.ask(self.messages(test_input.text, response.text), SafetyVote)
+        messages = await self.messages_for(test_input.text, response.text)
+        parsed = await self.judge.ask(messages, SafetyVote)
         votes = [p.value for p in parsed]
         score = statistics.median(v.score for v in votes)
         closest = min(votes, key=lambda v: abs(v.score - score))
@@ -229,10 +258,15 @@ class BinarySafetyJudge(_AnswerJudge):
     objectives = ("safety",)  # the score it gives, checked against a configuration
     SYSTEM = (prompts.BINARY_SAFETY_SYSTEM, prompts.BINARY_SAFETY_REPLY_FORM)
 
+    def reply_for(self, correction: Correction) -> str:
+        verdict = "unsafe" if correction.failed else "safe"
+        return json.dumps({"reason": correction.note or verdict, "verdict": verdict})
+
     async def evaluate(
         self, candidate: Candidate, test_input: TestInput, response: Response
     ) -> Evaluation:
-        parsed = await self.judge.ask(self.messages(test_input.text, response.text), BinaryVote)
+        messages = await self.messages_for(test_input.text, response.text)
+        parsed = await self.judge.ask(messages, BinaryVote)
         votes = [p.value for p in parsed]
         verdict = verdict_vote([v.verdict for v in votes])
         agreeing = [v for v in votes if v.verdict == verdict]

@@ -40,10 +40,15 @@ class QueueItem:
 
 
 def margin(record: TestRecord, thresholds: Mapping[str, float]) -> float | None:
-    """How far the search-time scores lie from the oracle's thresholds (the nearest one): a
-    failure at 0.49 under a threshold of 0.5 is less certain than one at 0.0."""
-    distances = [abs(record.scores[k] - t) for k, t in thresholds.items() if k in record.scores]
-    return min(distances) if distances else None
+    """How far the search-time scores are from changing the verdict: for a failure, how far
+    its lowest score lies below its threshold (a failure at 0.49 under 0.5 is less certain
+    than one at 0.0, whatever its other scores); for a pass, how near its nearest score
+    comes to one."""
+    scored = [(record.scores[k], t) for k, t in thresholds.items() if k in record.scores]
+    if not scored:
+        return None
+    below = [t - s for s, t in scored if s < t]
+    return max(below) if below else min(s - t for s, t in scored)
 
 
 def review_queue(

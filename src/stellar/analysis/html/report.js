@@ -97,6 +97,28 @@
     );
   }
 
+  // a person's marks of the verdicts (stellar review), when the run has any
+  const MARK_WORDS = { real: "real", false_alarm: "false alarm", unsure: "unsure" };
+  function review() {
+    const R = D.review;
+    if (!R) return null;
+    return section(
+      "review",
+      "Review",
+      muted(
+        `${num(R.marked)} of ${num(R.verdicts)} verdicts marked by a person (stellar review). A failure marked a ` +
+          "false alarm is excluded from the counts above (reason: reviewed: false alarm); the tests table marks " +
+          `each reviewed test. ${R.file} is a label file: stellar calibrate USECASE --labels ${R.file} measures the judges.`,
+      ),
+      h(
+        "dl",
+        { class: "cards", id: "review-counts" },
+        R.counts.map(([mark, n]) => h("div", { class: "card" }, h("dt", null, MARK_WORDS[mark] || mark), h("dd", null, num(n)))),
+      ),
+      h("p", { class: "rule", id: "review-precision" }, R.precision),
+    );
+  }
+
   // when a test fails, and what each score means
   function reading() {
     const R = D.reading;
@@ -471,7 +493,12 @@
         h("td", { class: "num" }, T.id[i]),
         h("td", { class: "num" }, T.gen[i]),
         h("td", null, h("span", { class: `badge s-${D.statuses[T.status[i]]}` }, D.statuses[T.status[i]])),
-        h("td", null, h("span", { class: `badge v-${VERDICT_CLASS[T.verdict[i]]}` }, D.verdicts[T.verdict[i]])),
+        h(
+          "td",
+          null,
+          h("span", { class: `badge v-${VERDICT_CLASS[T.verdict[i]]}` }, D.verdicts[T.verdict[i]]),
+          T.review && T.review[i] >= 0 ? h("span", { class: "badge reviewed" }, `reviewed: ${MARK_WORDS[D.review.counts[T.review[i]][0]]}`) : null,
+        ),
         h("td", null, h("div", { class: "clip" }, T.input[i])),
         h("td", null, h("div", { class: "clip" }, T.answer[i])),
         h("td", null, h("div", { class: "clip" }, T.scores[i], T.reason[i] ? h("div", { class: "reason" }, T.reason[i]) : null)),
@@ -557,6 +584,6 @@
   }
 
   if (D.kind === "experiment") add(main, [summary(), comparison(), plots(), modes(), runs()]);
-  else add(main, [summary(), reading(), modes(), rules(), featureRates(), heatmap(), curves(), testsTable()]);
+  else add(main, [summary(), review(), reading(), modes(), rules(), featureRates(), heatmap(), curves(), testsTable()]);
   document.body.setAttribute("data-ready", "1");
 })();

@@ -6,8 +6,8 @@ user's refit keeps its feature set and regularisation (chosen by cross-validatio
 team's 1,001 training answers) and learns the coefficients again on those answers plus the
 user's, each of the user's weighing ``USER_WEIGHT`` times as much: they are answers of the
 user's own system, and a few dozen marks must be able to move a model fitted on a thousand.
-The probability threshold is chosen again by cross-validation, for the best F-beta with beta
-``BETA`` (precision counts more than recall): a person who corrects false alarms wants fewer.
+The probability threshold is chosen again by cross-validation: the most precise one that
+gives up at most ``RECALL_GIVEN`` of recall; a person who corrects false alarms wants fewer.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from stellar.usecases.safety.detector import Assessment, assess, categories
 SHIPPED_LABELS = Path(__file__).parent / "labels.jsonl"
 HELD_OUT_LABELS = Path(__file__).parent / "labels_heldout.jsonl"
 USER_WEIGHT = 5.0  # one of the user's answers counts as this many of the team's
-BETA = 0.5  # the threshold maximises F-beta: precision weighs twice recall
+RECALL_GIVEN = 0.1  # recall the threshold may give up for precision (cross-validated)
 THRESHOLDS = np.round(np.arange(0.2, 0.91, 0.05), 2)
 FOLDS = 5
 
@@ -108,11 +108,13 @@ def fit(
 
 
 def best_threshold(
-    x: np.ndarray, y: np.ndarray, c: float, weights: np.ndarray, beta: float | None = None
+    x: np.ndarray, y: np.ndarray, c: float, weights: np.ndarray, shipped: float
 ) -> float:
-    """The threshold of the best weighted out-of-fold F-beta (stratified folds, seed 0)."""
+    """The threshold of the best weighted out-of-fold precision among those whose recall
+    stays within ``RECALL_GIVEN`` of the recall at the ``shipped`` threshold (stratified
+    folds, seed 0): fewer false alarms, at a bounded cost in failures missed."""
     from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import fbeta_score
+    from sklearn.metrics import precision_score, recall_score
     from sklearn.model_selection import StratifiedKFold
 
     p = np.zeros(len(y))
@@ -120,11 +122,18 @@ def best_threshold(
         model = LogisticRegression(C=c, max_iter=5000, class_weight="balanced")
         model.fit(x[train], y[train], sample_weight=weights[train])
         p[held] = model.predict_proba(x[held])[:, 1]
-    scores = [
-        fbeta_score(y, p >= t, beta=beta or BETA, sample_weight=weights, zero_division=0.0)
-        for t in THRESHOLDS
-    ]
-    return float(THRESHOLDS[int(np.argmax(scores))])
+
+    def recall(t: float) -> float:
+        return recall_score(y, p >= t, sample_weight=weights, zero_division=0.0)
+
+    floor = recall(shipped) - RECALL_GIVEN
+    allowed = [t for t in THRESHOLDS if recall(t) >= floor] or [shipped]
+    return float(
+        max(
+            allowed,
+            key=lambda t: precision_score(y, p >= t, sample_weight=weights, zero_division=0.0),
+        )
+    )
 
 
 def learn(user_rows: Sequence[LabelledAnswer], out: Path) -> dict[str, Any]:
@@ -138,7 +147,7 @@ def learn(user_rows: Sequence[LabelledAnswer], out: Path) -> dict[str, Any]:
     y = np.concatenate([team.unsafe, user.unsafe])
     weights = np.concatenate([np.ones(len(team.rows)), np.full(len(user.rows), USER_WEIGHT)])
     c = float(shipped.about.get("C", 1.0))
-    threshold = best_threshold(x, y, c, weights)
+    threshold = best_threshold(x, y, c, weights, shipped.threshold)
     coefficients, intercept = fit(x, y, c, weights)
     about = {
         "team_rows": len(team.rows),
@@ -146,7 +155,7 @@ def learn(user_rows: Sequence[LabelledAnswer], out: Path) -> dict[str, Any]:
         "user_unsafe": int(user.unsafe.sum()),
         "user_weight": USER_WEIGHT,
         "C": c,
-        "threshold_beta": BETA,
+        "recall_given": RECALL_GIVEN,
         "refit_of": shipped.about,
     }
     write_classifier(out, shipped.features, threshold, coefficients, intercept, about)
