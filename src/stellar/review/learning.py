@@ -60,8 +60,8 @@ def learn_from_run(run_dir: Path, use_case: str, store_dir: Path | None = None) 
     if not read_marks(run_dir):
         raise StellarError(f"{run_dir}: no marks to learn from (stellar review {run_dir})")
     store_dir = store_dir or DEFAULT_STORE
-    store = store_dir / f"{use_case}.jsonl"
-    judge_file = store_dir / f"{use_case}.judge.json"
+    store = store_dir / f"{found.name}.jsonl"
+    judge_file = store_dir / f"{found.name}.judge.json"
     store_dir.mkdir(parents=True, exist_ok=True)
     with DirectoryLock(store_dir, "label store"):
         added = _merge(run_dir, store)
@@ -71,7 +71,7 @@ def learn_from_run(run_dir: Path, use_case: str, store_dir: Path | None = None) 
             about = learner(rows, judge_file)
         except ValueError as exc:  # e.g. every mark unsure: nothing to learn
             raise StellarError(f"{store}: {exc}") from None
-    return Learnt(use_case, store, len(rows), added, judge_file, spec.learn.option, dict(about))
+    return Learnt(found.name, store, len(rows), added, judge_file, spec.learn.option, dict(about))
 
 
 def _merge(run_dir: Path, store: Path) -> int:
