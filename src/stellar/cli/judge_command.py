@@ -10,6 +10,7 @@ from stellar import event_loop
 from stellar.cli.options import OFFLINE
 from stellar.cli.output import (
     JudgingProgress,
+    add_show_flag,
     console,
     print_summary,
     progress_bar,
@@ -58,14 +59,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     judge.add_argument("--concurrency", type=int, help="tests judged at the same time")
     judge.add_argument("--all", action="store_true", help="judge every test anew")
-    judge.add_argument(
-        "--show",
-        type=int,
-        default=10,
-        metavar="N",
-        help="failure modes shown at the end (10), and as many failure conditions, 5 at most "
-        "(0: neither)",
-    )
+    add_show_flag(judge)
     judge.add_argument("--quiet", action="store_true", help="no progress bar")
     judge.add_argument(
         "--learn",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -84,6 +85,18 @@ def progress_bar(quiet: bool) -> Progress | LineProgress:
         console=console,
         disable=quiet,
         transient=False,
+    )
+
+
+def add_show_flag(parser: argparse.ArgumentParser) -> None:
+    """``--show N``: how much of the failure modes and conditions the summary lists."""
+    parser.add_argument(
+        "--show",
+        type=int,
+        default=10,
+        metavar="N",
+        help=f"failure modes shown at the end (10), and as many failure conditions, "
+        f"{RULES_SHOWN} at most (0: neither)",
     )
 
 

@@ -23,6 +23,7 @@ from stellar.cli.options import (
 )
 from stellar.cli.output import (
     JudgingProgress,
+    add_show_flag,
     console,
     health_exit,
     print_estimate,
@@ -110,14 +111,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="estimate model calls, tokens and cost of the budget; send nothing",
     )
     add_option_flags(run)
-    run.add_argument(
-        "--show",
-        type=int,
-        default=10,
-        metavar="N",
-        help="failure modes shown at the end (10), and as many failure conditions, 5 at most "
-        "(0: neither)",
-    )
+    add_show_flag(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument(
         "--resume",

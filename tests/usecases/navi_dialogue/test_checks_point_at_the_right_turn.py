@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 from misreading_assistants import HearsOrdinals, ListsOnYes
+from test_checks import BASE
 
 from stellar.dialogue.plan import Act, Plan
 from stellar.dialogue.runner import run_conversation
@@ -23,28 +24,6 @@ from stellar.usecases.navi_dialogue.fitness import NaviDialogueFitness
 from stellar.usecases.navi_dialogue.plan import compile_plan
 from stellar.usecases.navi_dialogue.turns import write_plan
 
-BASE = {
-    "category": "restaurant",
-    "cuisine": "italian",
-    "price": "low",
-    "rating": "none",
-    "payment": "none",
-    "parking": "none",
-    "reveal": "upfront",
-    "correction": "none",
-    "drop": "none",
-    "detour": "none",
-    "reference": "none",
-    "distance": 1,
-    "confirm": "none",
-    "style_drift": "none",
-    "perturbed_turns": "first",
-    "word_perturbation": "none",
-    "slang": "neutral",
-    "implicitness": "not",
-    "politeness": "neutral",
-    "anthropomorphism": "directive",
-}
 SPACE = load_feature_space("src/stellar/usecases/navi_dialogue/features.yaml")
 
 
