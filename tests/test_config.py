@@ -35,6 +35,19 @@ def test_components_are_written_inline_or_by_target():
         load_config(TOY / "run.yaml", settings={"sut": {"options": {}}})
 
 
+def test_a_components_option_has_one_name_written_inline_or_saved_nested(tmp_path):
+    http = {"sut": {"type": "http", "url": "http://a"}}
+    for key in ("sut.url", "sut.options.url"):  # the hand-written (inline) form
+        config = load_config(TOY / "run.yaml", settings={**http, key: "http://b"})
+        assert config.sut.options["url"] == "http://b", key
+    saved = tmp_path / "config.yaml"  # a run's saved configuration nests the options
+    saved.write_text(load_config(TOY / "run.yaml", settings=http).model_dump_json())
+    for key in ("sut.url", "sut.options.url"):
+        assert load_config(saved, settings={key: "http://c"}).sut.options["url"] == "http://c"
+    with pytest.raises(StellarError, match="sut 'toy:answer' has no option 'delay'"):
+        load_config(TOY / "run.yaml", settings={"sut.delay": 0.0})  # `target:` form: nested
+
+
 def test_use_case_options_have_defaults_and_reach_the_components_that_take_them():
     default = load_config(None)
     assert default.usecase == {"pois": "generated"}

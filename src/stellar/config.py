@@ -95,10 +95,10 @@ def load_config(
         elif isinstance(value, dict) and isinstance(current, dict) and _same_type(current, value):
             data[dotted] = {**current, **value}  # another model, same prompts and settings
         else:
-            _set_dotted(data, dotted, value, source)
+            _set_dotted(data, _option_key(data, dotted), value, source)
     _no_double_setting(overrides or {}, settings or {}, source)
     for dotted, value in (settings or {}).items():
-        _set_dotted(data, dotted, value, source)
+        _set_dotted(data, _option_key(data, dotted), value, source)
     _algorithm_sections(data.get("algorithm"))
     _algorithm_features(data)
     if use_case is not None:
@@ -186,6 +186,22 @@ def model_names(config: RunConfig) -> list[tuple[str, str]]:
     if config.judge.model:
         names.append(("judge.model", config.judge.model))
     return names
+
+
+def _option_key(data: dict[str, Any], dotted: str) -> str:
+    """One name for a component's option: ``sut.url`` and ``sut.options.url`` both reach
+    the option where the configuration keeps it (a saved config.yaml nests a component's
+    options under ``options``; a hand-written one puts them beside ``type``), so the same
+    ``--set`` works on ``run``, ``replay`` and a saved configuration alike."""
+    name, _, rest = dotted.partition(".")
+    section = data.get(name)
+    if name not in COMPONENTS or not rest or not isinstance(section, dict):
+        return dotted
+    nested = isinstance(section.get("options"), dict) or section.get("type", "python") == "python"
+    key = rest.removeprefix("options.")
+    if key in ("type", "target", "options") or rest == "options":
+        return dotted
+    return f"{name}.options.{key}" if nested else f"{name}.{key}"
 
 
 def _no_double_setting(overrides: dict[str, Any], settings: dict[str, Any], source: object) -> None:

@@ -8,11 +8,13 @@ process can name the holder in its one-line error.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
@@ -73,3 +75,18 @@ def _holder(path: Path) -> str:
         )
     except (OSError, ValueError, KeyError, TypeError):
         return "another stellar process"
+
+
+@contextlib.contextmanager
+def waiting_for(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (made if missing), waiting while another
+    process holds it: for writing one entry of a shared cache, so that parallel workers on a
+    fresh machine wait for one conversion and then find it written, instead of racing over
+    the same files. The kernel drops the lock of a process that dies."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing drops the flock

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -88,3 +93,28 @@ def test_a_vector_does_not_depend_on_the_texts_embedded_with_it() -> None:
         together = model.encode(TEXTS[:5], batch_size=5)
         alone = np.concatenate([model.encode([text]) for text in TEXTS[:5]])
         np.testing.assert_allclose(together, alone, atol=1e-5, err_msg=name)
+
+
+def test_processes_converting_into_one_empty_cache_at_once_all_succeed(tmp_path) -> None:
+    # the first run on a fresh machine: parallel workers convert at once (issue 42); one
+    # converts while the other waits, then both read the same files
+    script = (
+        "import json; from stellar.text.embeddings import MiniLMEmbedder; "
+        "print(json.dumps(MiniLMEmbedder(backend='onnx-int8').embed(['a cheap cafe'])[0].tolist()))"
+    )
+    env = {**os.environ, "STELLAR_CACHE_DIR": str(tmp_path)}
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    outputs = [worker.communicate(timeout=600) for worker in workers]
+    assert [w.returncode for w in workers] == [0, 0, 0], [err[-500:] for _, err in outputs]
+    first, *others = (json.loads(out) for out, _ in outputs)
+    assert all(other == first for other in others)
+    assert not list(tmp_path.rglob("*.partial")) and not list(tmp_path.rglob("*-inferred.onnx"))

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from stellar.locks import waiting_for
 from stellar.paths import cache_root
 
 FORMAT = 1  # the export below; a change of it makes a new file
@@ -112,12 +113,15 @@ def exported(model_dir: Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError:  # no cache to write: this process's own copy
         target = Path(tempfile.mkdtemp(prefix="stellar-minilm-")) / name
-    partial = target.with_suffix(f".{os.getpid()}.partial")
-    try:
-        _write_graph(model_dir, partial)
-        os.replace(partial, target)  # atomic: a concurrent process sees all or nothing
-    finally:
-        partial.unlink(missing_ok=True)
+    with waiting_for(target.with_name(f".{name}.lock")):  # one process converts, others wait
+        if target.is_file():
+            return target
+        partial = target.with_suffix(f".{os.getpid()}.partial")
+        try:
+            _write_graph(model_dir, partial)
+            os.replace(partial, target)  # atomic: a reader sees all or nothing
+        finally:
+            partial.unlink(missing_ok=True)
     return target
 
 
@@ -128,15 +132,20 @@ def quantised(graph: Path) -> Path:
         return target
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    partial = target.with_suffix(f".{os.getpid()}.partial")
-    root, level = logging.getLogger(), logging.getLogger().level
-    root.setLevel(logging.ERROR)  # its advice to pre-process the graph is not the user's
-    try:
-        quantize_dynamic(graph, partial, per_channel=True, weight_type=QuantType.QInt8)
-        os.replace(partial, target)
-    finally:
-        root.setLevel(level)
-        partial.unlink(missing_ok=True)
+    # under a lock: the quantiser writes and deletes GRAPH-inferred.onnx beside the graph, a
+    # file two processes would share (FileNotFoundError in the second: issue 42)
+    with waiting_for(target.with_name(f".{target.name}.lock")):
+        if target.is_file():
+            return target
+        partial = target.with_suffix(f".{os.getpid()}.partial")
+        root, level = logging.getLogger(), logging.getLogger().level
+        root.setLevel(logging.ERROR)  # its advice to pre-process the graph is not the user's
+        try:
+            quantize_dynamic(graph, partial, per_channel=True, weight_type=QuantType.QInt8)
+            os.replace(partial, target)
+        finally:
+            root.setLevel(level)
+            partial.unlink(missing_ok=True)
     return target
 
 
