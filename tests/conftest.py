@@ -194,3 +194,4 @@ class JitterySUT:
         finally:
             cls.in_flight -= 1
         return answer(text)
+

@@ -218,6 +218,23 @@ def test_a_dead_http_sut_exits_3_quickly_with_one_line(tmp_path):
     assert "failures 0" in result.stdout
 
 
+@pytest.mark.parametrize(
+    ("fitness", "named"),
+    [("details_among_scores", "'details'"), ("wrong_score_name", "'quality'")],
+)
+def test_a_fitness_whose_scores_cannot_fit_stops_at_once_in_one_line(tmp_path, fitness, named):
+    result = cli(
+        "run", TOY / "run.yaml", "--quiet", "--out", tmp_path, "--tests", "100",
+        "--set", f"fitness.target=misfit:{fitness}",
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("stellar: error")]
+    assert len(errors) == 1 and named in errors[0] and "Traceback" not in result.stderr
+    assert "Stopped: error: " in result.stdout
+    [summary] = tmp_path.glob("*/summary.json")
+    assert json.loads(summary.read_text())["tests"] <= 8  # the first batch in flight at most
+
+
 def test_tiny_space_ends_when_exhausted(toy_config, tmp_path):
     features = tmp_path / "tiny.yaml"
     features.write_text(
@@ -253,10 +270,11 @@ def test_custom_sut_object_returning_text(toy_config):
     assert os.path.exists(os.path.join(summary.run_dir, SUMMARY_NAME))
 
 
-def test_missing_objective_is_a_judge_error(toy_config):
-    summary = run(toy_config(**{"budget.tests": 20, "fitness.objectives": ["qualty"]}))
-    assert summary.judge_errors == 20
-    with open_run(summary.run_dir) as archive:
+def test_a_missing_objective_stops_the_run_after_its_first_tests(toy_config):
+    summary = run(toy_config(**{"budget.tests": 100, "fitness.objectives": ["qualty"]}))
+    assert summary.stop_reason == StopReason.ERROR and summary.tests < 20
+    assert "gave no score 'qualty'" in summary.error
+    with open_run(summary.run_dir) as archive:  # the tests run are kept, as judge errors
         assert "no score 'qualty'" in next(archive.records()).error
 
 

@@ -28,11 +28,12 @@ from stellar.dialogue.session import open_session
 from stellar.errors import ModelAccessError
 from stellar.features import Candidate
 from stellar.fitness import Fitness, Oracle, to_evaluation
+from stellar.fitness.base import ScoreShapeError
 from stellar.generators import Generator
 from stellar.llm.usage import book_for_test
 from stellar.records import DUPLICATE_OF, Response, Status, TestInput, TestRecord
 from stellar.suts import SUT, to_response
-from stellar.termination import AnyOf, Progress
+from stellar.termination import AnyOf, Progress, StopReason
 from stellar.untrusted import Cleaner
 
 
@@ -114,7 +115,9 @@ class Pipeline:
     seed: int = 0
     objectives: Sequence[str] = ()
     on_record: Callable[[TestRecord], None] | None = None
-    on_fatal: Callable[[str], None] | None = None  # a model refused the key or is unknown
+    # a model refused the key or is unknown, a fitness cannot fit (ScoreShapeError): the
+    # message and the stop reason
+    on_fatal: Callable[[str, StopReason], None] | None = None
     on_unused: Callable[[TestRecord], None] | None = None  # generated but never run
     check_response: Callable[[Response], str | None] | None = None  # a problem, or None
     on_screened: Callable[[int], None] | None = None  # a generation's inputs were screened
@@ -325,8 +328,14 @@ class Pipeline:
             record.details = {**record.details, **evaluation.details}
             missing = [name for name in self.objectives if name not in evaluation.scores]
             if missing:
-                raise KeyError(f"fitness gave no score {missing[0]!r}")
-            record.failed = bool(self.oracle(evaluation.scores))
+                raise ScoreShapeError(
+                    f"the fitness gave no score {missing[0]!r}, an objective of the "
+                    f"configuration; it gave {sorted(evaluation.scores)}"
+                )
+            try:
+                record.failed = bool(self.oracle(evaluation.scores))
+            except KeyError as exc:  # a threshold on a score the fitness does not give
+                raise ScoreShapeError(str(exc).strip("'\"")) from None
         except Exception as exc:  # a fault of a judge is data
             record.status, record.error = Status.JUDGE_ERROR, _describe(exc)
             self._check_fatal(exc)
@@ -350,8 +359,12 @@ class Pipeline:
         return text, data
 
     def _check_fatal(self, exc: Exception) -> None:
-        if isinstance(exc, ModelAccessError) and self.on_fatal is not None:
-            self.on_fatal(str(exc))
+        if self.on_fatal is None:
+            return
+        if isinstance(exc, ModelAccessError):
+            self.on_fatal(str(exc), StopReason.MODEL_ERROR)
+        elif isinstance(exc, ScoreShapeError):
+            self.on_fatal(str(exc), StopReason.ERROR)
 
     def _commit(self, record: TestRecord) -> None:
         """Store the record; a record the archive refuses is stored as an error without the
@@ -367,7 +380,7 @@ class Pipeline:
                 self.archive.add(record)
             except Exception as again:
                 if self.on_fatal is not None:
-                    self.on_fatal(f"cannot write the archive: {_describe(again)}")
+                    self.on_fatal(f"cannot write the archive: {_describe(again)}", StopReason.ERROR)
                 return
         if self.on_record is not None:
             self.on_record(record)

@@ -186,9 +186,9 @@ async def _send(
         if on_record is not None:
             on_record(record, summary)
 
-    def fatal(message: str) -> None:
+    def fatal(message: str, reason: StopReason = StopReason.MODEL_ERROR) -> None:
         summary.error = summary.error or message
-        stop.request(StopReason.MODEL_ERROR, f"{StopReason.MODEL_ERROR}: {message}")
+        stop.request(reason, f"{reason}: {message}")
 
     began = time.monotonic()
     try:

@@ -381,9 +381,9 @@ class Run:
         explicit = "sut_timeout" in self.config.model_fields_set
         return None if uses_model and not explicit else self.config.sut_timeout
 
-    def _fatal(self, message: str) -> None:
+    def _fatal(self, message: str, reason: StopReason = StopReason.MODEL_ERROR) -> None:
         self.summary.error = self.summary.error or message
-        self.request_stop(StopReason.MODEL_ERROR, f"{StopReason.MODEL_ERROR}: {message}")
+        self.request_stop(reason, f"{reason}: {message}")
 
     def _count(self, record: TestRecord) -> None:
         self.summary.count(record)

@@ -24,11 +24,28 @@ class Oracle(Protocol):
     def __call__(self, scores: Mapping[str, float]) -> bool: ...
 
 
+class ScoreShapeError(ValueError):
+    """A fitness whose scores cannot fit the configuration whatever it is asked (a score
+    that is no number, a score the objectives or the oracle need and it never gives): a
+    mistake in the fitness or the configuration, which stops the run after the first test
+    instead of filling it with judge errors."""
+
+
+SHAPE_HINT = (
+    "a fitness returns Evaluation(scores={name: number in [0, 1]}, details={...}) "
+    "(docs/plugins.md)"
+)
+
+
 def to_evaluation(result: Any) -> Evaluation:
     """Accept an Evaluation or a mapping of name -> score; reject scores outside [0, 1]."""
     evaluation = result if isinstance(result, Evaluation) else Evaluation(scores=dict(result))
     for name, value in evaluation.scores.items():
-        if not isinstance(value, int | float) or math.isnan(value) or not 0.0 <= value <= 1.0:
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise ScoreShapeError(
+                f"fitness score {name!r} = {value!r:.80} is not a number: {SHAPE_HINT}"
+            )
+        if math.isnan(value) or not 0.0 <= value <= 1.0:
             raise ValueError(f"fitness {name!r} = {value!r} is not a number in [0, 1]")
         evaluation.scores[name] = float(value)
     return evaluation
