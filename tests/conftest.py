@@ -194,4 +194,3 @@ class JitterySUT:
         finally:
             cls.in_flight -= 1
         return answer(text)
-

@@ -32,8 +32,7 @@ class ScoreShapeError(ValueError):
 
 
 SHAPE_HINT = (
-    "a fitness returns Evaluation(scores={name: number in [0, 1]}, details={...}) "
-    "(docs/plugins.md)"
+    "a fitness returns Evaluation(scores={name: number in [0, 1]}, details={...}) (docs/plugins.md)"
 )
 
 
