@@ -194,3 +194,8 @@ class JitterySUT:
         finally:
             cls.in_flight -= 1
         return answer(text)
+
+
+def says_days(answer, data, features):
+    """A check of the form `kind: python` takes: the answer names a number of days."""
+    return "days" in answer

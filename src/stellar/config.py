@@ -18,6 +18,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, SchemaError
 from pydantic import BaseModel, ValidationError
 
+from stellar.config_checks import checks_section
 from stellar.config_schema import (
     PYTHON,
     AlgorithmConfig,
@@ -113,6 +114,12 @@ def load_config(
     if given and use_case is None:
         raise ConfigError(source, "usecase", "options are set, but no use_case is named")
     data["usecase"] = use_case.option_values(given, source) if use_case else {}
+    if "checks" in data:  # rules as configuration: they are the fitness and the oracle
+        try:
+            checks_section(data, data.get("features"))
+        except ValueError as exc:
+            where, _, message = str(exc).partition(": ")
+            raise ConfigError(source, where, message) from None
     try:
         config = RunConfig.model_validate(data)
         config.objectives  # noqa: B018 - validates that objectives can be named
