@@ -26,6 +26,8 @@ def test_wheel_installs_in_a_fresh_venv_and_runs_the_packaged_venues(tmp_path):
     data = [n for n in names if not n.endswith(".py") and n.startswith("stellar/")]
     assert any(n.endswith("restaurant_db.json") for n in data), data
     assert any(n.endswith("entry_points.txt") for n in names)
+    for shipped in ("stellar/review/page/review.js", "stellar/scaffold/usecase.yaml.j2"):
+        assert shipped in data, shipped  # the review page and the scaffold are package data
 
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", "--without-pip", venv)

@@ -17,7 +17,9 @@ from stellar.cli import (
     calibrate_command,
     compare_command,
     explain_command,
+    init_command,
     judge_command,
+    preview_command,
     replay_command,
     report_command,
     review_command,
@@ -51,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"stellar {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    init_command.add_parser(commands)
     run_command.add_parser(commands)
+    preview_command.add_parser(commands)
     compare_command.add_parser(commands)
     judge_command.add_parser(commands)
     calibrate_command.add_parser(commands)
