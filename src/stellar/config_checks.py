@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 KINDS = (
     "contains", "not-contains", "regex", "not-regex", "length", "json-path", "json-schema",
-    "similar", "refusal", "python",
+    "similar", "refusal", "python", "rubric",
 )  # fmt: skip
 BINARY_THRESHOLD = 0.5  # a check scoring 0 or 1 fails below this
 
@@ -140,6 +140,11 @@ class PythonCheck(_Check):
     threshold: float = Field(0.5, ge=0, le=1)
 
 
+class RubricCheck(_Check):
+    kind: Literal["rubric"]
+    rubric: str = Field(min_length=1, description="the rule a judge model checks the answer by")
+
+
 CheckSpec = Annotated[
     ContainsCheck
     | RegexCheck
@@ -148,7 +153,8 @@ CheckSpec = Annotated[
     | JsonSchemaCheck
     | SimilarCheck
     | RefusalCheck
-    | PythonCheck,
+    | PythonCheck
+    | RubricCheck,
     Field(discriminator="kind"),
 ]
 

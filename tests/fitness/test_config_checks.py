@@ -114,3 +114,27 @@ def test_checks_replace_the_fitness_and_the_oracle(tmp_path):
     [saved] = (tmp_path / "runs").glob("*/config.yaml")
     assert "target: checks" in saved.read_text() and "short: 0.5" in saved.read_text()
     assert parse_checks(checks)[0].mode == "long for {topic}"
+
+
+async def test_a_rubric_check_asks_the_judge_model_and_needs_one():
+    from fake_model import FakeModel
+
+    from stellar.errors import StellarError
+    from stellar.fitness.judges import JudgeModel
+
+    rubric = {"name": "polite", "kind": "rubric", "rubric": "It is polite {and} brief."}
+    for reply, score in (
+        ({"reason": "kind", "meets": True}, 1.0),
+        ({"reason": "rude", "meets": False}, 0.0),
+    ):
+        model = FakeModel([json.dumps(reply)])
+        checks = Checks([rubric], judge=JudgeModel(model))
+        evaluation = await checks.evaluate(SHIPPING, TestInput("Hi?"), Response("Go away."))
+        assert evaluation.scores == {"polite": score}
+        system = model.calls[0]["messages"][0]["content"]
+        assert (
+            "It is polite {and} brief." in system
+            and "Go away." in model.calls[0]["messages"][-1]["content"]
+        )
+    with pytest.raises(StellarError, match="a rubric check needs a judge model"):
+        Checks([rubric])

@@ -15,7 +15,7 @@ import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,14 +29,20 @@ from stellar.config_checks import (
     Reference,
     RefusalCheck,
     RegexCheck,
+    RubricCheck,
     SimilarCheck,
     check_name,
     parse_checks,
     threshold_of,
 )
+from stellar.errors import StellarError
 from stellar.features import Candidate
+from stellar.fitness.json_output import JudgeReply
 from stellar.modes import MODE_KEY
 from stellar.records import Evaluation, Response, TestInput
+
+if TYPE_CHECKING:
+    from stellar.fitness.judges import JudgeModel
 
 MAX_CHARS = 100_000
 REFUSAL = re.compile(
@@ -44,6 +50,11 @@ REFUSAL = re.compile(
     r"as an AI|not able to (?:help|assist|provide))",
     re.IGNORECASE,
 )
+
+
+class RubricVote(JudgeReply):
+    reason: str
+    meets: bool
 
 
 @dataclass(frozen=True)
@@ -55,8 +66,13 @@ class Outcome:
 class Checks:
     """Fitness ``checks``: one objective per check (see the module)."""
 
-    def __init__(self, checks: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(
+        self, checks: Sequence[Mapping[str, Any]], judge: JudgeModel | None = None
+    ) -> None:
         self.checks = parse_checks(list(checks))
+        self.judge = judge  # the run's judge model, for rubric checks
+        if judge is None and any(isinstance(c, RubricCheck) for c in self.checks):
+            raise StellarError("a rubric check needs a judge model: --judge MODEL (docs/checks.md)")
         self.names = [check_name(c, i) for i, c in enumerate(self.checks)]
         self.objectives = tuple(self.names)
         self._embedder: Any = None
@@ -68,7 +84,7 @@ class Checks:
         values = dict(candidate.values)
         scores, results, failing = {}, [], None
         for name, check in zip(self.names, self.checks, strict=True):
-            outcome = await self._run(check, answer, response.data, values)
+            outcome = await self._run(check, test_input.text, answer, response.data, values)
             score = float(min(max(outcome.score, 0.0), 1.0))
             scores[name] = score
             passed = score >= threshold_of(check)
@@ -82,7 +98,9 @@ class Checks:
             details[MODE_KEY] = _mode(check, name, outcome, values, response.data)
         return Evaluation(scores=scores, details=details)
 
-    async def _run(self, check: CheckSpec, answer: str, data: Any, values: dict) -> Outcome:
+    async def _run(
+        self, check: CheckSpec, question: str, answer: str, data: Any, values: dict
+    ) -> Outcome:
         if isinstance(check, ContainsCheck):
             return _contains(check, answer, values)
         if isinstance(check, RegexCheck):
@@ -107,7 +125,26 @@ class Checks:
             return Outcome(float(refused == check.present), said)
         if isinstance(check, PythonCheck):
             return await _python(check, answer, data, values)
+        if isinstance(check, RubricCheck):
+            return await self._rubric(check, question, answer)
         raise TypeError(f"unknown check {check!r}")
+
+    async def _rubric(self, check: RubricCheck, question: str, answer: str) -> Outcome:
+        """The judge model's verdict on the rule (its votes, as every LLM judge's)."""
+        from stellar.fitness import judge_prompts as prompts
+        from stellar.fitness.judges import judge_messages, system_prompt
+
+        assert self.judge is not None  # refused at construction otherwise
+        system = system_prompt(
+            prompts.RUBRIC_SYSTEM.replace(
+                "{rubric}", check.rubric.replace("{", "{{").replace("}", "}}")
+            ),
+            prompts.RUBRIC_REPLY_FORM,
+        )
+        messages = judge_messages(system, prompts.TASK, question, answer)
+        votes = [p.value for p in await self.judge.ask(messages, RubricVote)]
+        meets = sum(v.meets for v in votes) * 2 > len(votes)
+        return Outcome(float(meets), votes[0].reason[:200])
 
     async def _similar(self, check: SimilarCheck, answer: str, values: dict) -> Outcome:
         reference = str(_resolve(check.reference, values))
