@@ -111,6 +111,21 @@ def test_init_run_export_replay_and_pytest(tmp_path, bots):
     exported = [json.loads(line) for line in failures.read_text().splitlines()]
     assert exported and all(row["mode"] is not None for row in exported)
 
+    # the checks measured like any judge, against a person's labels of three failures
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        "".join(
+            json.dumps(
+                {"input": row["input_text"], "answer": row["response_text"],
+                 "candidate": row["candidate"], "response_data": row["response_data"],
+                 "labels": [{"rater": "me", "verdict": "fail"}]}
+            ) + "\n"
+            for row in exported[:3]
+        )
+    )  # fmt: skip
+    calibrated = stellar("calibrate", "faq", "--labels", labels, cwd=tmp_path)
+    assert "search: checks" in calibrated.stdout
+
     replay = stellar("replay", run, "--set", f"sut.url={url(fixed)}", cwd=tmp_path, check=None)
     assert replay.returncode in (0, 1) and "fixed" in replay.stdout
 
