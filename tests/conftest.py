@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -35,6 +36,27 @@ def serving(server):
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def json_handler(reply):
+    """A request handler answering a POSTed ``{"text": ...}`` with the JSON of
+    ``reply(text)``: the HTTP systems (FAQ bots) the tests start."""
+    from http.server import BaseHTTPRequestHandler
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["text"]
+            body = json.dumps(reply(text)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    return Handler
 
 
 def stellar(*args, cwd=None, env=None) -> subprocess.CompletedProcess:

@@ -12,10 +12,11 @@ import re
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from conftest import json_handler
 
 ENTRIES = {  # the scaffold's placeholder topics: keywords, answer
     "opening hours": (["open", "hours"], "We are open 9 to 18."),
@@ -39,22 +40,14 @@ def bot(tolerant: bool) -> ThreadingHTTPServer:
                     return entry
         return None
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["text"]
-            entry = entry_of(text)
-            answer = ENTRIES[entry][1] if entry else "Sorry, I didn't understand."
-            body = json.dumps({"answer": answer, "entry": entry}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def reply(text: str) -> dict:
+        entry = entry_of(text)
+        return {
+            "answer": ENTRIES[entry][1] if entry else "Sorry, I didn't understand.",
+            "entry": entry,
+        }
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), json_handler(reply))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 

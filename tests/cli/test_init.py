@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import cli, serving
+from conftest import cli, json_handler, serving
 
 from stellar.cli.init_command import FILES
 
@@ -21,33 +21,20 @@ FAQ = {  # keyword: answer
 }
 
 
-class FaqBot(BaseHTTPRequestHandler):
-    """A keyword FAQ bot: JSON {"text": ...} in, {"answer": ..., "entry": ...} out."""
-
-    requests: list[str]  # every question asked, on the server's class
-
-    def do_POST(self) -> None:
-        text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["text"]
-        self.requests.append(text)
-        entry = next((key for key in FAQ if key in text.lower()), None)
-        answer = FAQ[entry] if entry else "Sorry, I didn't understand."
-        body = json.dumps({"answer": answer, "entry": entry}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+def faq_reply(text: str, requests: list[str]) -> dict:
+    """A keyword FAQ bot: {"answer": ..., "entry": ...} for a question."""
+    requests.append(text)
+    entry = next((key for key in FAQ if key in text.lower()), None)
+    return {"answer": FAQ[entry] if entry else "Sorry, I didn't understand.", "entry": entry}
 
 
 @pytest.fixture
 def bot() -> Iterator[tuple[str, list[str]]]:
     """The bot's URL and the questions it was sent."""
-    handler = type("Bot", (FaqBot,), {"requests": []})
+    requests: list[str] = []
+    handler = json_handler(lambda text: faq_reply(text, requests))
     with serving(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as base:
-        yield f"{base}/ask", handler.requests
+        yield f"{base}/ask", requests
 
 
 @pytest.fixture(autouse=True)
