@@ -12,18 +12,19 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import cli, serving
-from test_init import FaqBot
+from conftest import cli, json_handler, serving
+from test_init import faq_reply
 
 
 @pytest.fixture
 def use_case(tmp_path) -> Iterator[tuple[Path, list[str]]]:
     """A folder written by `stellar init` for a running FAQ bot, and the bot's requests."""
-    handler = type("Bot", (FaqBot,), {"requests": []})
+    requests: list[str] = []
+    handler = json_handler(lambda text: faq_reply(text, requests))
     with serving(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as base:
         made = cli("init", tmp_path / "faq", "--url", f"{base}/ask", "--no-smoke")
         assert made.returncode == 0, made.stderr
-        yield tmp_path / "faq", handler.requests
+        yield tmp_path / "faq", requests
     sys.modules.pop("questions", None)
 
 
