@@ -197,3 +197,15 @@ class Browser:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))
         return path
+
+
+def needs_chromium(chromium: str | None):
+    """The mark that skips a module's tests where Chromium is missing; in CI its absence is a
+    failure instead (``make install`` puts it there)."""
+    import pytest
+
+    if chromium is None and os.environ.get("CI"):
+        pytest.fail("chromium is not installed: make install puts it there", pytrace=False)
+    return pytest.mark.skipif(
+        chromium is None, reason="chromium is not installed (apt-get install chromium)"
+    )

@@ -102,18 +102,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def setting(item: str) -> tuple[str, Any]:
     """``KEY=VALUE``, the value read as YAML (as ``stellar replay --set``)."""
-    import yaml
+    from stellar.yaml_loading import key_value
 
-    from stellar.errors import StellarError
-    from stellar.yaml_loading import describe, parse_yaml
-
-    key, sep, value = item.partition("=")
-    if not sep or not key.strip():
-        raise StellarError(f"--stellar-set {item!r}: write KEY=VALUE, e.g. judge.votes=3")
-    try:
-        return key.strip(), parse_yaml(value)
-    except yaml.YAMLError as exc:
-        raise StellarError(f"--stellar-set {item!r}: {describe(exc)}") from None
+    return key_value(item, "--stellar-set")
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k, -m and deselection see the items

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from stellar.errors import ConfigError
+from stellar.errors import ConfigError, StellarError
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_DEPTH = 100
@@ -148,3 +148,16 @@ def read_yaml_file(path: Path) -> Any:
         return parse_yaml(text)
     except yaml.YAMLError as exc:
         raise ConfigError(path, "", describe(exc)) from None
+
+
+def key_value(item: str, flag: str = "--set") -> tuple[str, Any]:
+    """``KEY=VALUE`` of a command-line flag, the value read as YAML; a malformed one is a
+    StellarError naming the flag."""
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        example = "NAME=VALUE" if flag == "--option" else "judge.votes=3"
+        raise StellarError(f"{flag} {item!r}: write KEY=VALUE, e.g. {flag} {example}")
+    try:
+        return key.strip(), parse_yaml(value)
+    except yaml.YAMLError as exc:
+        raise StellarError(f"{flag} {item!r}: {describe(exc)}") from None

@@ -6,12 +6,11 @@ Chromium is Debian's ``chromium`` package (``make install`` installs it); withou
 tests are skipped, except in CI (``CI`` set), where a missing browser is a failure.
 """
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
-from browser import Browser, find_chromium
+from browser import Browser, find_chromium, needs_chromium
 from html_runs import hostile_experiment, hostile_run
 
 from stellar.analysis.failure_rules import run_failure_rules
@@ -23,11 +22,7 @@ from stellar.records import TestRecord
 CHROMIUM = find_chromium()
 SCREENS = Path("/tmp/stellar-report-screens")  # a copy of each screenshot, to look at
 
-if CHROMIUM is None and os.environ.get("CI"):
-    pytest.fail("chromium is not installed: make install puts it there", pytrace=False)
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)"
-)
+pytestmark = needs_chromium(CHROMIUM)
 
 # every element and attribute a payload would bring in (beside the page's own plots and links
 # to runs' pages), and what it would set

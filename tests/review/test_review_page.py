@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser import Browser, find_chromium
+from browser import Browser, find_chromium, needs_chromium
 from conftest import cli
 from review_server import Server, builtin_run, hostile_run, serving
 
@@ -19,11 +19,7 @@ from stellar.review.marks import MARKS_NAME, read_marks
 CHROMIUM = find_chromium()
 DOCS_SCREENSHOT = Path(__file__).parents[2] / "docs" / "images" / "review-page.png"
 
-if CHROMIUM is None and os.environ.get("CI"):
-    pytest.fail("chromium is not installed: make install puts it there", pytrace=False)
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)"
-)
+pytestmark = needs_chromium(CHROMIUM)
 
 # what a payload in an input or answer would bring into the page, and what it would set
 INJECTED = """[

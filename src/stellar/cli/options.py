@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import yaml
-
 from stellar.cli.ci_options import share
 from stellar.config_values import MAX_CONCURRENCY, MAX_POPULATION, MAX_SEED, OFFLINE, parse_duration
 from stellar.errors import StellarError
-from stellar.yaml_loading import describe, parse_yaml
+from stellar.yaml_loading import key_value
 
 # the bounds of every whole-number flag of every command (None: no upper bound)
 BOUNDS: dict[str, tuple[int, int | None]] = {
@@ -28,16 +26,7 @@ BOUNDS: dict[str, tuple[int, int | None]] = {
 
 def setting(item: str, flag: str = "--set") -> tuple[str, Any]:
     """``KEY=VALUE`` with a YAML value."""
-    key, sep, value = item.partition("=")
-    if not sep or not key.strip():
-        raise StellarError(f"{flag} {item!r}: write KEY=VALUE, e.g. {flag} {_EXAMPLE[flag]}")
-    try:
-        return key.strip(), parse_yaml(value)
-    except yaml.YAMLError as exc:
-        raise StellarError(f"{flag} {item!r}: {describe(exc)}") from None
-
-
-_EXAMPLE = {"--set": "judge.votes=3", "--option": "NAME=VALUE"}
+    return key_value(item, flag)
 
 
 def settings(args: argparse.Namespace) -> dict[str, Any]:
