@@ -296,7 +296,7 @@ class Pipeline:
                 response = to_response(reply)
             else:  # a conversation: the timeout and the response check apply per turn
                 response = await run_conversation(
-                    await open_session(self.sut),
+                    await open_session(self.sut, plan),
                     Plan.from_dict(plan),
                     timeout=self.sut_timeout,
                     check=self.check_response,

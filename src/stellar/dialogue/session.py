@@ -1,6 +1,7 @@
 """Conversation state with the system under test: ``open()`` a session, ``send`` turns, ``close``.
 
-A system under test that can hold a conversation defines ``async def open(self) -> Session``.
+A system under test that can hold a conversation defines ``async def open(self) -> Session``
+(or ``open(self, plan)``, to be handed the test's plan).
 Each conversation gets its own session (never shared), and its turns are sent in order; several
 conversations may run at once. What the system must be given to remember is the session's
 business: the built-in assistant keeps the state in the session object, a chat model is sent
@@ -9,6 +10,7 @@ the message history, an HTTP system a session id or the history (``suts/http.py`
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -55,13 +57,17 @@ def conversation_run(space: Any, sut: Any, generator: str) -> bool:
     return True
 
 
-async def open_session(sut: Any) -> Session:
-    """A new session with ``sut``; a system that holds no conversation is a ``TypeError``."""
+async def open_session(sut: Any, plan: dict[str, Any] | None = None) -> Session:
+    """A new session with ``sut``; a system that holds no conversation is a ``TypeError``.
+    A system whose ``open`` takes ``plan`` gets the test's plan (an agent's environment is
+    built from it)."""
     if not holds_conversations(sut):
         raise TypeError(
             f"{type(sut).__name__} holds no conversation (it has no open() method); "
             "conversations need a system under test that keeps state"
         )
+    if "plan" in inspect.signature(sut.open).parameters:
+        return await sut.open(plan=plan)
     return await sut.open()
 
 

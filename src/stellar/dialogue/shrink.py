@@ -77,7 +77,7 @@ class Shrinker:
         if test_input.plan is None:
             raise ValueError("the generator wrote no conversation plan: nothing to shrink")
         plan = Plan.from_dict(test_input.plan)
-        session = await open_session(self.sut)
+        session = await open_session(self.sut, test_input.plan)
         response = await run_conversation(session, plan, timeout=self.timeout, check=self.check)
         if response.error:
             return Attempt(dict(candidate.values), plan, response, False, None)
