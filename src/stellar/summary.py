@@ -9,6 +9,9 @@ from typing import Any
 from stellar.llm.usage import add_usage, total_cost
 from stellar.records import PLAN_KEY, Status, TestRecord
 
+MODEL_SOURCES = ("model", "model after retry")  # stellar.dialogue.plan.Turn.source
+LOW_MODEL_SHARE = 0.5  # below it, the run says the simulated user was mostly the template's
+
 OUTCOMES = (
     "tests",
     "turns",
@@ -53,6 +56,7 @@ class RunSummary:
     algorithm_report: dict[str, Any] = field(default_factory=dict)  # e.g. t-wise coverage
     unpriced: list[str] = field(default_factory=list)  # hosted models without a price
     post_search: dict[str, Any] = field(default_factory=dict)  # judge, judged, pending, usage
+    simulated_user: dict[str, Any] = field(default_factory=dict)  # turns a model wrote, per act
     failure_ratio: float = field(init=False, default=0.0)
 
     def count(self, record: TestRecord) -> None:
@@ -65,6 +69,7 @@ class RunSummary:
         for name in OUTCOMES:
             setattr(self, name, 0)
         self.first_error = None
+        self.simulated_user = {}
         post_usage: dict[str, dict[str, float]] = {}
         for record in records:
             self._tally(record)
@@ -78,6 +83,8 @@ class RunSummary:
         data = record.response_data
         if isinstance(data, dict) and PLAN_KEY in record.details:
             self.turns += len(data.get("turns") or ())
+        if record.executed and isinstance(record.details.get(PLAN_KEY), dict):
+            self._tally_writers(record.details[PLAN_KEY].get("turns") or ())
         self.verdicts += record.judged and not record.final_excluded
         self.failures += record.is_failure
         self.excluded += record.judged and record.final_excluded
@@ -92,6 +99,20 @@ class RunSummary:
             elif final_error is not None:
                 self.first_error = f"post-search judge: {final_error}"
         self.failure_ratio = self.failures / self.verdicts if self.verdicts else 0.0
+
+    def _tally_writers(self, turns: Iterable[Any]) -> None:
+        """Count the turns a model was asked to write and those it wrote acceptably, per act
+        (``acts``: act -> [kept, asked])."""
+        for turn in turns:
+            if not isinstance(turn, dict):
+                continue
+            kept = turn.get("source") in MODEL_SOURCES
+            if not (kept or turn.get("rejected")):
+                continue  # a template's turn no model was asked for
+            counts = self.simulated_user.setdefault("acts", {}).setdefault(turn["act"], [0, 0])
+            counts[0], counts[1] = counts[0] + kept, counts[1] + 1
+            self.simulated_user["model"] = self.simulated_user.get("model", 0) + kept
+            self.simulated_user["asked"] = self.simulated_user.get("asked", 0) + 1
 
     def count_usage(self, usage: dict[str, dict[str, float]]) -> None:
         if usage:
@@ -119,3 +140,39 @@ class RunSummary:
             self.unhealthy = "no test reached a verdict" + (
                 "" if self.tests else " (no input reached the system under test)"
             )
+
+
+def simulated_user_lines(written: dict[str, Any]) -> tuple[str, str]:
+    """What ``RunSummary.simulated_user`` (or the sum of several runs') says: how much of the
+    user the model played, per act, and a warning under ``LOW_MODEL_SHARE`` ("" when the
+    model wrote enough, or no model was asked)."""
+    asked = int(written.get("asked", 0))
+    if not asked:
+        return "", ""
+    share = int(written.get("model", 0)) / asked
+    acts = written.get("acts") or {}
+    per_act = ", ".join(f"{act} {kept}/{n}" for act, (kept, n) in sorted(acts.items()))
+    line = (
+        f"simulated user: the model wrote {written.get('model', 0)} of {asked} turns "
+        f"acceptably ({share:.0%}; {per_act}); the rest are the template's"
+    )
+    warning = ""
+    if share < LOW_MODEL_SHARE:
+        warning = (
+            f"the model wrote under {LOW_MODEL_SHARE:.0%} of the user's turns acceptably: "
+            "use a stronger model to play the user (docs/dialogue.md)"
+        )
+    return line, warning
+
+
+def added_writers(summaries: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The ``simulated_user`` counts of several runs, summed."""
+    total: dict[str, Any] = {}
+    for summary in summaries:
+        written = summary.get("simulated_user") or {}
+        for act, (kept, asked) in (written.get("acts") or {}).items():
+            counts = total.setdefault("acts", {}).setdefault(act, [0, 0])
+            counts[0], counts[1] = counts[0] + kept, counts[1] + asked
+        for key in ("model", "asked"):
+            total[key] = total.get(key, 0) + int(written.get(key, 0))
+    return total

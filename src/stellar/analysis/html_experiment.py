@@ -20,6 +20,7 @@ import yaml
 
 from stellar.analysis.html_page import cut, duration
 from stellar.rundir import CONFIG_NAME, read_summary
+from stellar.summary import added_writers, simulated_user_lines
 from stellar.untrusted import FORMULA_START
 
 EXPERIMENT_FILE = "experiment.yaml"  # as stellar.experiment names it (a sibling layer)
@@ -54,10 +55,11 @@ def experiment_payload(root: Path, page_dir: Path, run_pages: dict[Path, Path]) 
         plan = None
     plan = plan if isinstance(plan, dict) else {}
     report = root / "report"
-    runs = []
+    runs, summaries = [], []
     for run_dir in run_dirs(root):
         page = run_pages.get(run_dir)
         s = read_summary(run_dir)
+        summaries.append(s)
         runs.append(
             [
                 run_dir.name,
@@ -79,11 +81,15 @@ def experiment_payload(root: Path, page_dir: Path, run_pages: dict[Path, Path]) 
         ["time budget per run", duration(float(plan["time"])) if plan.get("time") else "-"],
         ["runs", f"{len(runs)}"],
     ]
+    written, warning = simulated_user_lines(added_writers(summaries))
+    if written:
+        summary.append(["simulated user", written.removeprefix("simulated user: ")])
     return {
         "kind": "experiment",
         "title": f"STELLAR experiment: {root.resolve().name}",
         "summary": summary,
-        "notes": [] if (report / "statistics.csv").is_file() else [NO_COMPARISON],
+        "notes": ([] if (report / "statistics.csv").is_file() else [NO_COMPARISON])
+        + ([f"Simulated user: {warning}"] if warning else []),
         "algorithms": _algorithm_table(_read_csv(report / "runs.csv")),
         "statistics": _statistics_table(_read_csv(report / "statistics.csv")),
         "plots": [

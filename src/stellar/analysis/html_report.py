@@ -48,7 +48,7 @@ from stellar.modes import mode_embedder
 from stellar.records import EXCLUDED_REASON, Status, TestRecord
 from stellar.review_file import MARKS, MARKS_NAME, precision_estimate, read_marks
 from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME
-from stellar.summary import RunSummary
+from stellar.summary import RunSummary, simulated_user_lines
 
 REPORT_NAME = "report.html"
 TEXT_LIMIT = 500  # characters of an input or answer kept in the tests table
@@ -338,12 +338,25 @@ def _run_summary(data: RunData, config: dict[str, Any], counts: RunSummary) -> l
             f"{c.sut_errors:,} system, {c.judge_errors:,} judge",
             "tests that ended in an error of the system under test or of a judge: no verdict",
         ),
+        *_simulated_user_row(s),
         ("time", duration(float(s.get("elapsed") or 0.0))),
         ("model calls", f"{calls:,.0f}"),
         ("cost", f"${float(s.get('cost') or 0.0):.4f}"),
         ("started", str(meta.get("started_at") or "-").replace("T", " ")),
     ]
     return [list(row) for row in rows]
+
+
+def _simulated_user_row(summary: dict[str, Any]) -> list[tuple[str, str, str]]:
+    line = simulated_user_lines(summary.get("simulated_user") or {})[0]
+    if not line:
+        return []
+    return [("simulated user", line.removeprefix("simulated user: "), TURN_SOURCES)]
+
+
+TURN_SOURCES = (
+    "user turns a model was asked to write: kept as written or on retry, else the template's"
+)
 
 
 def _notes(summary: dict[str, Any], counts: RunSummary) -> list[str]:
@@ -357,6 +370,9 @@ def _notes(summary: dict[str, Any], counts: RunSummary) -> list[str]:
         notes.append(f"Approximate: {summary['approximate']}")
     if summary.get("first_error"):
         notes.append(f"First error: {cut(str(summary['first_error']), TEXT_LIMIT)}")
+    warning = simulated_user_lines(summary.get("simulated_user") or {})[1]
+    if warning:
+        notes.append(f"Simulated user: {warning}")
     if summary.get("unpriced"):
         notes.append(f"No price for {', '.join(map(str, summary['unpriced']))}: cost too low")
     if "tests" in summary and summary["tests"] != counts.tests:

@@ -154,6 +154,7 @@ def run_experiment(
     from stellar.analysis.report import experiment_report
     from stellar.experiment import counts, execute, finished, pending, prepare, shared_arrays
     from stellar.junit import junit_for_runs
+    from stellar.summary import added_writers, simulated_user_lines
 
     prepare(root, plan)
     algorithms = plan.algorithms
@@ -214,6 +215,12 @@ def run_experiment(
     console.print(f"tables and plots: {escape(str(root / 'report'))}")
     console.print(f"report: {shown(write_report(root, embedder=args.embedder))}")
     summaries = [read_summary(d) for d in all_dirs]
+    for algorithm, dirs in runs.items():  # how much of the user each search's model played
+        line, warning = simulated_user_lines(added_writers(read_summary(d) for d in dirs))
+        if line:
+            console.print(f"{algorithm}: {escape(line)}")
+        if warning:
+            console.print(f"[yellow]warning:[/] {algorithm}: {escape(warning)}")
     failures = sum(s.get("failures", 0) for s in summaries)
     verdicts = sum(s.get("verdicts", 0) for s in summaries)
     return gate_exit(args, failures, verdicts, strict=False)

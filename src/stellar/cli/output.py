@@ -125,10 +125,19 @@ def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | Non
         f"duplicates {s.duplicates}  invalid {s.invalid}  "
         f"errors {s.sut_errors} sut / {s.judge_errors} judge  excluded {s.excluded}  "
         f"testing time {s.elapsed:.1f} s\n"
+        f"{simulated_user_line(s)}"
         f"{post_search_line(s)}{usage_line(s)}{cache_line(s)}{approximate_line(s)}"
         f"results: {shown(s.run_dir)}  "
         f"(export with: stellar export {shown(s.run_dir)})"
     )
+
+
+def simulated_user_line(summary: RunSummary) -> str:
+    """How much of the user the model played, and a warning when it played too little."""
+    from stellar.summary import simulated_user_lines
+
+    line, warning = simulated_user_lines(summary.simulated_user)
+    return (f"{line}\n" if line else "") + (f"[yellow]warning:[/] {warning}\n" if warning else "")
 
 
 def modes_table(modes: list[FailureMode], show: int, scores: dict[str, str]) -> Table:

@@ -14,6 +14,8 @@ from typing import Any
 
 from stellar.records import PLAN_KEY  # noqa: F401 - the details key of a stored plan
 
+TEMPLATE, MODEL, MODEL_RETRY = "template", "model", "model after retry"  # Turn.source
+
 
 class Act(StrEnum):
     """What a user turn does to the conversation."""
@@ -43,8 +45,10 @@ class Turn:
     slots: dict[str, Any] = field(default_factory=dict)
     expect: dict[str, Any] = field(default_factory=dict)
     text: str = ""
-    source: str = "template"  # who wrote the words: "template", or "model" (a simulator)
+    source: str = "template"  # who wrote the words: TEMPLATE, MODEL or MODEL_RETRY
     requires: str = ""  # "" (always sent), "offered" or "listed"
+    rejected: str = ""  # why the model's words were not kept (the template's are used)
+    doubt: str = ""  # why the check doubts the model's words it kept (see Plan.doubtful)
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "act": str(self.act)}
@@ -58,7 +62,14 @@ class Turn:
             str(raw.get("text", "")),
             str(raw.get("source", "template")),
             str(raw.get("requires", "")),
+            str(raw.get("rejected", "")),
+            str(raw.get("doubt", "")),
         )
+
+    @property
+    def by_model(self) -> bool:
+        """Whether a simulated user's model wrote the words (first time or on retry)."""
+        return self.source in (MODEL, MODEL_RETRY)
 
 
 @dataclass
@@ -103,6 +114,14 @@ class Plan:
             [str(p) for p in raw.get("react_to", [])],
             bool(raw.get("backtrack", False)),
         )
+
+    def doubtful(self, upto: int) -> str:
+        """Why a verdict on planned turn ``upto`` (0-based) cannot rest on what the user said:
+        the first doubtful turn up to it, "" when none (docs/dialogue.md, "Fidelity")."""
+        for index, turn in enumerate(self.turns[: upto + 1]):
+            if turn.doubt:
+                return f"simulated user: turn {index + 1} ({turn.act}) {turn.doubt}"
+        return ""
 
     def reacts_to(self, reply: str) -> bool:
         """Whether ``reply`` calls for the reaction (it holds a ``react_to`` phrase)."""

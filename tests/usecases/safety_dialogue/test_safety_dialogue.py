@@ -140,6 +140,8 @@ def test_the_answer_to_a_priming_turn_is_not_judged():
 
 
 def test_an_attacker_model_rewrites_turns_kept_only_on_subject_and_without_refusal():
+    # Each rejected turn is now asked again once with the reason (issue 43), so the script
+    # answers twice for the two turns that fall back to the template.
     from fake_model import FakeModel
 
     from stellar.usecases.safety_dialogue.plan import SafetyDialogueRealiser
@@ -151,8 +153,10 @@ def test_an_attacker_model_rewrites_turns_kept_only_on_subject_and_without_refus
     model = FakeModel(
         [
             f"Quick question: {step.lower()} Asking for a friend.",  # on subject: kept
-            "I'm sorry, but I can't help with writing that message.",  # a refusal: template
-            "Tell me a joke about penguins.",  # off subject: template
+            "I'm sorry, but I can't help with writing that message.",  # a refusal
+            "I'm sorry, but I still can't help with that.",  # again: template
+            "Tell me a joke about penguins.",  # off subject
+            "Tell me a joke about seals.",  # again: template
         ],
         name="fake:attacker",
     )
@@ -161,3 +165,6 @@ def test_an_attacker_model_rewrites_turns_kept_only_on_subject_and_without_refus
     assert [t["source"] for t in turns] == ["model", "template", "template"]
     assert turns[1]["text"] == template.turns[1].text
     assert turns[2]["text"] == template.turns[2].text
+    assert turns[1]["rejected"].startswith("speaks as the assistant; on retry:")
+    assert turns[2]["rejected"] == "drops the turn's subject; on retry: drops the turn's subject"
+    assert "drops the turn's subject" in model.calls[4]["messages"][-1]["content"]

@@ -15,6 +15,11 @@ checks often fail only because of it; and a ``reason`` that lists every failing 
 the transcript's order, the first one first, so that a later, different fault stays in
 sight. A conversation none of whose turns could be checked (no venue satisfies any goal it
 stated) is excluded.
+
+Fidelity: a failing check at a planned turn rests on what the user said up to it; when a
+model wrote one of those turns and the turn check kept it with a doubt (``Turn.doubt``), the
+check is set aside (``set_aside``, with why) and, when nothing else fails, the conversation
+is excluded with that reason: it is not the system's failure until the user said the plan.
 """
 
 from __future__ import annotations
@@ -98,6 +103,7 @@ class NaviDialogueFitness:
             raise ValueError("navi-dialogue scores conversations: the input has no plan")
         plan = Plan.from_dict(test_input.plan)
         checks = check_conversation(plan, response.data, self.satisfiable)
+        checks, set_aside = faithful(plan, checks)
         scores = {
             "turns": min((c.score for c in checks if c.check in STATE_CHECKS), default=1.0),
             "conversation": min(
@@ -120,7 +126,25 @@ class NaviDialogueFitness:
                 details["failing_planned_turn"] = first.planned + 1
             details[MODE_KEY] = signature(first, dict(candidate.values))
             details["reason"] = "; ".join(reason(check) for check in failed)
-        excluded = not checks  # every turn asked for what no venue offers: nothing to hold
-        if excluded:
+        if set_aside:
+            details["set_aside"] = set_aside
+        excluded = not checks or (bool(set_aside) and not failed)
+        if not checks and not set_aside:  # every turn asked for what no venue offers
             details[EXCLUDED_REASON] = "no venue satisfies any goal the conversation stated"
+        elif excluded:  # it would fail only on checks that rest on a doubtful turn
+            details[EXCLUDED_REASON] = set_aside[0]["why"]
         return Evaluation(scores=scores, excluded=excluded, details=details)
+
+
+def faithful(plan: Plan, checks: list[Check]) -> tuple[list[Check], list[dict[str, Any]]]:
+    """The checks a verdict may rest on, and the failing ones set aside because a user turn
+    up to theirs was kept with a doubt (the goal they check is what those turns said; a
+    passing check is kept: a doubt cannot make it fail)."""
+    kept, set_aside = [], []
+    for check in checks:
+        why = plan.doubtful(check.planned) if check.planned is not None else ""
+        if why and check.score < PASS:
+            set_aside.append({**check.to_dict(), "why": why})
+        else:
+            kept.append(check)
+    return kept, set_aside

@@ -147,7 +147,7 @@ class NaviDialogueRealiser:
             plan = await rewrite(plan, self.model, style.replace("neutrally", "plainly"))
             operator = PERTURBATION_OPERATORS[values.get("word_perturbation", "none")]
             for index in perturbed(values, len(plan.turns)):
-                if plan.turns[index].source == "model":
+                if plan.turns[index].by_model:
                     plan.turns[index].text = capitalise(operator(plan.turns[index].text, rng))
         return TestInput(text=joined(plan.texts), plan=plan.to_dict())
 
