@@ -12,7 +12,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from stellar.config_values import MAX_CONCURRENCY, MAX_POPULATION, MAX_SEED, parse_duration
+from stellar.config_values import (
+    MAX_CONCURRENCY,
+    MAX_POPULATION,
+    MAX_REPEATS,
+    MAX_SEED,
+    parse_duration,
+)
 from stellar.features import FeatureSpace, parse_feature_space
 from stellar.llm.models import LLMSettings
 from stellar.registry import plugins, short_name
@@ -244,6 +250,13 @@ class RunConfig(Strict):
         "to keep `concurrency` tests busy under slow calls: 1 (generational) while population >= "
         "2 x concurrency, else ceil(8 x concurrency / population), at most a quarter of the "
         "generations the test budget allows)",
+    )
+    repeats: int = Field(
+        1,
+        ge=1,
+        le=MAX_REPEATS,
+        description="each test sent this many times, each in a fresh session: it fails when "
+        "any repeat fails; the summary gives pass^k (docs/agents.md)",
     )
     sut_timeout: float = Field(60.0, gt=0, description="seconds before a SUT call is an error")
     max_input_chars: int = Field(2000, ge=1, description="longer generated inputs are invalid")

@@ -14,6 +14,7 @@ OFFLINE = "offline"  # --generator/--sut offline: the use case's own component
 MAX_POPULATION = 100_000
 MAX_SEED = 2**32 - 1  # what numpy and pymoo take
 MAX_CONCURRENCY = 1024
+MAX_REPEATS = 100  # repeats of each test (pass^k)
 
 
 def parse_duration(text: str) -> float:

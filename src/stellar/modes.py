@@ -25,11 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stellar.records import TestRecord
+from stellar.records import MODE_KEY, TestRecord
 from stellar.text.embeddings import Embedder, get_embedder
 
 DISTANCE = 0.4  # cosine distance from a mode's centre within which an answer joins it
-MODE_KEY = "mode"  # the details entry where a fitness names what went wrong
 
 Thresholds = tuple[Mapping[str, float], Mapping[str, float]]  # the oracle's, post-search's
 

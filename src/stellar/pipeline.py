@@ -19,6 +19,7 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 from stellar.archive import Archive
@@ -31,6 +32,7 @@ from stellar.fitness import Fitness, Oracle, to_evaluation
 from stellar.fitness.base import ScoreShapeError
 from stellar.generators import Generator
 from stellar.llm.usage import book_for_test
+from stellar.pass_k import send_repeated
 from stellar.records import DUPLICATE_OF, Response, Status, TestInput, TestRecord
 from stellar.suts import SUT, to_response
 from stellar.termination import AnyOf, Progress, StopReason
@@ -114,6 +116,7 @@ class Pipeline:
     max_answer_chars: int = 1_000_000  # longer answers are cut and flagged
     seed: int = 0
     objectives: Sequence[str] = ()
+    repeats: int = 1  # each test sent this many times (stellar.pass_k)
     on_record: Callable[[TestRecord], None] | None = None
     # a model refused the key or is unknown, a fitness cannot fit (ScoreShapeError): the
     # message and the stop reason
@@ -281,7 +284,10 @@ class Pipeline:
             if not gate.open():
                 return None
             with book_for_test(record.usage):
-                await self._call_sut(candidate, record)
+                if self.repeats > 1:  # each repeat in its own session (stellar.pass_k)
+                    await send_repeated(record, self.repeats, partial(self._call_sut, candidate))
+                else:
+                    await self._call_sut(candidate, record)
         self._commit(record)
         return record
 

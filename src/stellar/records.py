@@ -20,6 +20,7 @@ class Status(StrEnum):
 DISCARDED = (Status.INVALID, Status.DUPLICATE)
 EXCLUDED_REASON = "excluded_reason"  # the details key saying why a test was excluded
 REVIEWED_FALSE_ALARM = "reviewed: false alarm"  # why a failure a person rejected is excluded
+MODE_KEY = "mode"  # the details entry where a fitness names what went wrong
 PLAN_KEY = "plan"  # the details key of a conversation's plan (stellar.dialogue.plan)
 DUPLICATE_OF = (
     "duplicate_of"  # the details key: [generation, index] of the input a duplicate matched

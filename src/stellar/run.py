@@ -139,9 +139,8 @@ class Run:
                 await prepare()
             else:
                 await asyncio.to_thread(prepare)
-        probe = self.config.probe
         needed = getattr(self.sut, "probe_needed", True)  # not when the run sends the history
-        if self.conversational and probe.enabled and needed:  # one that forgets tests nothing
+        if self.conversational and (probe := self.config.probe).enabled and needed:
             await probe_memory(self.sut, MemoryProbe(list(probe.turns), probe.expect))
 
     async def execute(self) -> RunSummary:
@@ -183,6 +182,7 @@ class Run:
                 max_answer_chars=cfg.max_answer_chars,
                 seed=cfg.seed,
                 objectives=cfg.objectives,
+                repeats=cfg.repeats,
                 on_record=self._count,
                 on_fatal=self._fatal,
                 on_unused=lambda record: self.summary.count_usage(record.usage),

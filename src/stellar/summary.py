@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stellar.llm.usage import add_usage, total_cost
+from stellar.pass_k import pass_hat, passes
 from stellar.records import PLAN_KEY, Status, TestRecord
 
 MODEL_SOURCES = ("model", "model after retry")  # stellar.dialogue.plan.Turn.source
@@ -57,6 +58,7 @@ class RunSummary:
     unpriced: list[str] = field(default_factory=list)  # hosted models without a price
     post_search: dict[str, Any] = field(default_factory=dict)  # judge, judged, pending, usage
     simulated_user: dict[str, Any] = field(default_factory=dict)  # turns a model wrote, per act
+    repeated: dict[str, int] = field(default_factory=dict)  # repeated tests: passes -> tests
     failure_ratio: float = field(init=False, default=0.0)
 
     def count(self, record: TestRecord) -> None:
@@ -69,7 +71,7 @@ class RunSummary:
         for name in OUTCOMES:
             setattr(self, name, 0)
         self.first_error = None
-        self.simulated_user = {}
+        self.simulated_user, self.repeated = {}, {}
         post_usage: dict[str, dict[str, float]] = {}
         for record in records:
             self._tally(record)
@@ -83,6 +85,9 @@ class RunSummary:
         data = record.response_data
         if isinstance(data, dict) and PLAN_KEY in record.details:
             self.turns += len(data.get("turns") or ())
+        if record.judged and (found := passes(record)) is not None:
+            key = f"{found[0]}/{found[1]}"
+            self.repeated[key] = self.repeated.get(key, 0) + 1
         if record.executed and isinstance(record.details.get(PLAN_KEY), dict):
             self._tally_writers(record.details[PLAN_KEY].get("turns") or ())
         self.verdicts += record.judged and not record.final_excluded
@@ -176,3 +181,14 @@ def added_writers(summaries: Iterable[dict[str, Any]]) -> dict[str, Any]:
         for key in ("model", "asked"):
             total[key] = total.get(key, 0) + int(written.get(key, 0))
     return total
+
+
+def pass_k_line(repeated: dict[str, int]) -> str:
+    """pass^1 .. pass^k of a run's repeated tests ("" when no test was repeated)."""
+    counts = [tuple(map(int, key.split("/"))) for key, n in repeated.items() for _ in range(n)]
+    if not counts:
+        return ""
+    k = max(n for _, n in counts)
+    hats = [f"pass^{j} {pass_hat(counts, j):.2f}" for j in range(1, k + 1)]
+    every = sum(1 for c, n in counts if c == n)
+    return f"repeated {k}x: {every} of {len(counts)} tests passed every repeat; {', '.join(hats)}"

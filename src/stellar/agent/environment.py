@@ -26,7 +26,7 @@ State = dict[str, list[dict[str, Any]]]  # table name -> rows
 
 
 class ToolError(Exception):
-    """A tool refuses a call (a closed venue, an unknown id): its message is the result."""
+    """A tool refuses a call (a closed shop, an unknown id): its message is the result."""
 
 
 @dataclass(frozen=True)

@@ -125,11 +125,18 @@ def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | Non
         f"duplicates {s.duplicates}  invalid {s.invalid}  "
         f"errors {s.sut_errors} sut / {s.judge_errors} judge  excluded {s.excluded}  "
         f"testing time {s.elapsed:.1f} s\n"
-        f"{simulated_user_line(s)}"
+        f"{simulated_user_line(s)}{repeated_line(s)}"
         f"{post_search_line(s)}{usage_line(s)}{cache_line(s)}{approximate_line(s)}"
         f"results: {shown(s.run_dir)}  "
         f"(export with: stellar export {shown(s.run_dir)})"
     )
+
+
+def repeated_line(summary: RunSummary) -> str:
+    from stellar.summary import pass_k_line
+
+    line = pass_k_line(summary.repeated)
+    return f"{line}\n" if line else ""
 
 
 def simulated_user_line(summary: RunSummary) -> str:

@@ -104,6 +104,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--time", type=duration, help="stop after this wall time: 90s, 15m, 2h")
     run.add_argument("--out", help="folder for run directories (default: runs)")
+    run.add_argument(
+        "--repeats",
+        type=int,
+        metavar="K",
+        help="send each test K times, each in a fresh session (a non-deterministic agent or "
+        "model): a test fails when any repeat fails; the summary gives pass^k (default 1)",
+    )
     add_system_flags(run)
     run.add_argument(
         "--dry-run",
@@ -143,6 +150,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "budget.tests": args.tests,
         "budget.time": args.time,
         "out": args.out,
+        "repeats": args.repeats,
         **system_overrides(args),
     }
     if args.resume is not None:
