@@ -1,10 +1,15 @@
-"""A conversation as a person reads it: numbered turns with their acts, the failing one marked."""
+"""A conversation as a person reads it: numbered turns with their acts, the failing one marked;
+for an agent, its tool calls under each turn and the database's changes (a trajectory)."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 from stellar.records import PLAN_KEY, TestRecord
 
 FAILING_MARK = "▶"
+VALUE_LIMIT = 120  # characters of a tool's arguments or result shown
 
 
 def conversation_view(record: TestRecord) -> str | None:
@@ -13,7 +18,9 @@ def conversation_view(record: TestRecord) -> str | None:
     included, as the checks' reasons number them), unplanned and backtracked turns marked, and
     the failing turn (``details["failing_turn"]``: the post-search judge's where there is one)
     marked with ▶. A judge that numbers planned turns instead (no ``failing_planned_turn``
-    beside it) has its turn's last exchange marked."""
+    beside it) has its turn's last exchange marked. A user turn a model wrote says so; an
+    agent's tool calls follow its answer (``failing_call``: the step marked), and its last
+    answer's database diff ends the view."""
     data = record.response_data
     if PLAN_KEY not in record.details or not isinstance(data, dict):
         return None
@@ -22,6 +29,7 @@ def conversation_view(record: TestRecord) -> str | None:
     by_position = "failing_planned_turn" in judged
     exchanges = [e for e in data.get("turns", []) if isinstance(e, dict)]
     last = {e.get("turn"): i for i, e in enumerate(exchanges)}  # a planned turn's last exchange
+    plan_turns = record.details[PLAN_KEY].get("turns") or []
     lines = []
     for i, exchange in enumerate(exchanges):
         planned = int(exchange.get("turn", 0)) + 1
@@ -33,8 +41,59 @@ def conversation_view(record: TestRecord) -> str | None:
             act = f"{act} (unplanned)"
         if exchange.get("backtracked"):
             act = f"{act}, then forgotten (backtracked)"
+        who = _writer(plan_turns, planned - 1) if exchange.get("planned") else ""
         lines.append(
-            f"{FAILING_MARK if marked else ' '} {i + 1}. {act} | user: {exchange.get('user')}"
+            f"{FAILING_MARK if marked else ' '} {i + 1}. {act} | user{who}: {exchange.get('user')}"
         )
         lines.append(f"     assistant: {exchange.get('answer')}")
+        turn_data = exchange.get("data")
+        for call in turn_data.get("calls", []) if isinstance(turn_data, dict) else []:
+            lines.append(_call_line(call, judged.get("failing_call")))
+    final = exchanges[-1].get("data") if exchanges else None
+    if isinstance(final, dict) and "diff" in final:
+        lines += ["database changes:", *(_diff_lines(final["diff"]) or ["  none"])]
     return "\n".join(lines)
+
+
+def _writer(turns: list[Any], index: int) -> str:
+    """`` (model)`` where a model wrote the turn, `` (template; model rejected: why)``."""
+    turn = turns[index] if 0 <= index < len(turns) and isinstance(turns[index], dict) else {}
+    if turn.get("rejected"):
+        return f" (template; the model's rejected: {turn['rejected']})"
+    source = turn.get("source", "template")
+    return "" if source == "template" else f" ({source})"
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= VALUE_LIMIT else text[: VALUE_LIMIT - 1] + "…"
+
+
+def _call_line(call: dict[str, Any], failing: Any) -> str:
+    """One tool call: ``tool: name(args) -> result``, its perturbation, ▶ on the failing step."""
+    mark = FAILING_MARK if failing is not None and call.get("step") == failing else " "
+    arguments = call.get("arguments")
+    shown = (
+        ", ".join(f"{k}={_short(v)}" for k, v in arguments.items())
+        if isinstance(arguments, dict)
+        else _short(arguments)
+    )
+    outcome = f"error: {call['error']}" if call.get("error") else _short(call.get("result"))
+    perturbed = f" [{call['perturbed']}]" if call.get("perturbed") else ""
+    return f"   {mark} tool {call.get('step')}: {call.get('name')}({shown}) -> {outcome}{perturbed}"
+
+
+def _diff_lines(diff: Any) -> list[str]:
+    lines = []
+    for table, change in (diff or {}).items():
+        for kind in ("added", "removed"):
+            lines += [f"  {table} {kind}: {_short(row)}" for row in change.get(kind, [])]
+        for pair in change.get("changed", []):
+            before, after = pair.get("before", {}), pair.get("after", {})
+            fields = {
+                k: f"{before.get(k)!r} -> {after.get(k)!r}"
+                for k in after
+                if before.get(k) != after.get(k)
+            }
+            lines.append(f"  {table} changed {after.get('id')}: {_short(fields)}")
+    return lines

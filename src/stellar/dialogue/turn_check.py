@@ -7,8 +7,10 @@ wishes than the plan's. Verdicts on such a conversation judge the system against
 user never said, so each written turn is checked before it is kept:
 
 * :func:`general_problem`, for any simulated user: not empty, within the act's length bound,
-  no echo of the instructions (a run of :data:`ECHO_WORDS` of their words, or a meta remark such as
-  "(in 15 words)" or "User:"), not in the assistant's voice, not a repeat of an earlier turn;
+  no echo of the instructions (a run of :data:`ECHO_WORDS` of their words, or a meta remark
+  such as "(in 15 words)" or "User:"), no remark in brackets, one message (not a list of
+  them), not in the assistant's voice, not a repeat of an earlier turn (most of its words,
+  or an earlier turn said again within it);
 * the use case's act check (``ActCheck``): does the turn do what its act says. Rules decide
   where they can; where they cannot (no cue word either way), a sentence model compares the
   turn with the use case's own phrases for its act and for the act it could be confused with
@@ -28,6 +30,7 @@ from stellar.dialogue.plan import Turn
 ECHO_WORDS = 5  # this many consecutive words of the prompt in a turn is an echo
 REPEAT_OVERLAP = 0.8  # word-set overlap (Jaccard) with an earlier turn that is a repeat
 DOUBT_MARGIN = 0.05  # a meaning decision closer than this (cosine) is doubtful
+MIN_SIMILARITY = 0.25  # a turn less like every phrase of its act (cosine) is not that act
 
 _META = re.compile(
     r"\((?:[^)]*\b\d+\s+words?\b[^)]*)\)|\b(?:no more than|at most|under|in)\s+\d+\s+words?\b"
@@ -36,6 +39,8 @@ _META = re.compile(
     r"politely|rudely))\b",
     re.IGNORECASE | re.MULTILINE,
 )
+_BRACKETS = re.compile(r"[(\[][^)\]]*\w+\W+\w+[^)\]]*[)\]]")  # "(I'm going to the museum)"
+_SEVERAL = re.compile(r"\n|(?:^|\s)-\s.*\s-\s")  # lines, or "- one - two" written as a list
 _ASSISTANT = re.compile(
     r"\bI'?m sorry,? but\b|\bas an ai\b|\blanguage model\b"
     r"|\bI (?:do not|don't|cannot|can't|am unable to|'m unable to) (?:have|access|provide|"
@@ -44,7 +49,9 @@ _ASSISTANT = re.compile(
     r"|\bI(?:'d| would) be (?:happy|glad) to (?:help|assist)\b|\bhappy to help\b"
     r"|\bhere (?:are|is) (?:some|a few|the|a list)\b|\bI (?:can|could) (?:help|assist) you\b"
     r"|\blet me know if\b|\bI (?:would )?recommend\b|\bmake yourself available\b"
-    r"|\bplease (?:make sure|note|be aware)\b|\bI hope this helps\b",
+    r"|\bplease (?:make sure|note|be aware|let me know)\b|\bI hope this helps\b"
+    r"|\bsorry for the confusion\b|\bI'?ll make sure\b|\b(?:be|as) helpful\b|\bassist you\b"
+    r"|\bnot familiar with\b|\bI'?m here to\b|\bexplain what\b|\bthis message\b",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z0-9']+")
@@ -87,15 +94,25 @@ def general_problem(
         return f"too long ({len(said)} words, at most {max_words})"
     if _META.search(text):
         return "echoes its instructions"
+    if _BRACKETS.search(text):
+        return "holds a remark in brackets"
+    if _SEVERAL.search(text.strip()):
+        return "holds several messages"
     echoed = _echo(said, words(instructions))
     if echoed:
         return f'echoes its instructions ("{echoed}")'
     if _ASSISTANT.search(text):
         return "speaks as the assistant"
     for number, before in enumerate(earlier, 1):
-        if _overlap(said, words(before)) >= REPEAT_OVERLAP:
+        if _overlap(said, words(before)) >= REPEAT_OVERLAP or _holds(said, words(before)):
             return f"repeats the user's turn {number}"
     return None
+
+
+def _holds(said: list[str], before: list[str]) -> bool:
+    """Whether an earlier turn of four words or more is said again within this one."""
+    n = len(before)
+    return n >= 4 and any(said[i : i + n] == before for i in range(len(said) - n + 1))
 
 
 def _echo(said: list[str], prompt: list[str]) -> str:
@@ -132,6 +149,8 @@ class MeaningCheck:
         if act not in self.rivals or act not in self.examples:
             return Judgement(reason=f"does not read as a {act}")
         own = self._nearest(act, text)
+        if own < MIN_SIMILARITY:
+            return Judgement(reason=f"does not read as a {act}")
         best_rival, rival = max(
             ((r, self._nearest(r, text)) for r in self.rivals[act]), key=lambda pair: pair[1]
         )

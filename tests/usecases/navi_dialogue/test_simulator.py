@@ -75,6 +75,9 @@ def test_a_plausible_turn_for_each_act_is_kept(turn, text):
         ("choose", "That one sounds good.", "does not pick the second"),
         ("confirm", "No, not that one.", "does not affirm"),
         ("reject", "Yes, let's go there.", "does not reject"),
+        ("correct", "Something fancy. I'd still like it cheap.", "still asks for the old price"),
+        ("return", "Back to it. Find me a car repair shop nearby.", "asks for another place"),
+        ("add", "I am a museum of the past. I'll pay cash.", "speaks as the place"),
         ("reject", "Hmm, well.", "UNDECIDED"),  # no cue either way: the rules cannot tell
     ],
 )
@@ -96,6 +99,9 @@ def test_a_turn_that_does_not_do_what_its_act_says_is_rejected(turn, text, reaso
         ("I'm sorry, but I don't have the ability to access your location.", "speaks as"),
         ("Yes! Is there anything else I can help you with?", "speaks as the assistant"),
         ("Sure, here are some great options nearby.", "speaks as the assistant"),
+        ("(I'm going to the supermarket) Yes.", "holds a remark in brackets"),
+        ("Sure. - You're right. - Just go", "holds several messages"),
+        ("I'm sorry for the confusion. I'll make sure to be helpful.", "speaks as the assistant"),
         ("   ", "empty"),
         ("Yes " + "really " * 40 + "let's go.", "too long"),
     ],
@@ -108,6 +114,9 @@ def test_echoes_the_assistants_voice_empty_and_long_turns_are_rejected(text, rea
 def test_a_turn_that_repeats_an_earlier_one_is_rejected():
     judgement = check("confirm", "Yes, let's go there.", ["Find me food.", "Yes let's go there!"])
     assert judgement.reason == "repeats the user's turn 2"
+    earlier = ["I'm going to the museum.", "Find me a bakery if there is one nearby."]
+    said_again = "Yes. Find me a bakery if there is one nearby."  # SmolLM2 copies its turns
+    assert check("confirm", said_again, earlier).reason == "repeats the user's turn 2"
 
 
 def test_where_rules_cannot_tell_the_sentence_model_decides_and_says_when_it_doubts():
@@ -119,6 +128,8 @@ def test_where_rules_cannot_tell_the_sentence_model_decides_and_says_when_it_dou
     assert rejected.reason == "does not affirm"  # a refusal cue and no yes: the rule decides
     mixed = checker(TURNS["reject"], "Okay, but not that one, another please.", [])
     assert mixed.kept or mixed.reason.startswith("reads as a confirm")
+    rambling = "I'm going the museum. I've been driving hours, and I think can park it."
+    assert checker(TURNS["confirm"], rambling, []).reason == "does not read as a confirm"
 
 
 def test_every_explicit_template_turn_passes_the_act_check():

@@ -131,7 +131,8 @@ ORDINALS = {
     "last": ("last", "final"),
 }
 POINTS = ("there", "that one", "that place", "this one", "it", "that", "this")
-MAX_WORDS = {"request": 60}  # the rest: the turn check's default
+MAX_WORDS = {"request": 60, "confirm": 20, "reject": 20, "choose": 20, "drop": 20, "return": 20}
+"""Words a turn may have, per act (the rest: the turn check's default)."""
 _GENERIC = {
     "place",
     "somewhere",
@@ -175,6 +176,13 @@ def place_words(category: str) -> tuple[str, ...]:
     return tuple(sorted(found - _GENERIC))
 
 
+def place_nouns(category: str) -> tuple[str, ...]:
+    """The longer words of a kind of place's nouns ("garage", "bakery"): what names it for
+    certain (paraphrases and short words also occur in other talk: "park the car")."""
+    nouns = [p for level in CATEGORY_NOUNS.get(category, {}).values() for p in level]
+    return tuple({w for p in nouns for w in words(p) if len(w) >= 5} - _GENERIC)
+
+
 def says(name: str, value: Any, text: str) -> bool:
     """Whether ``text`` states ``name`` = ``value`` in the words people use for it."""
     if name == "category":
@@ -187,8 +195,9 @@ def says(name: str, value: Any, text: str) -> bool:
             *known.get("cafe", ()),
         ]
         return has(text, tuple(n.lower() for n in names))
-    if name == "rating":
-        return bool(re.search(rf"\b{float(value):g}\b|\b{value}\b", text))
+    if name == "rating":  # "4" or "4.0" for 4.0, never the 4 of "4.5"
+        number = float(value)
+        return bool(re.search(rf"(?<![\d.])(?:{number:g}|{number:.1f})(?!\d|\.\d)", text))
     lower = text.lower()
     return any(re.search(_pattern(w), lower) for w in WORDS.get(name, {}).get(value, ()))
 
@@ -201,7 +210,7 @@ def _pattern(word: str) -> str:
 def wished(name: str, value: Any, text: str) -> bool:
     """Whether ``text`` asks for ``name`` = ``value``: says it in a clause that does not say
     the user does without it ("I don't need parking" asks for no parking)."""
-    clauses = re.split(r"[.,;!?]| but | and ", text)
+    clauses = re.split(r"[.,;!?](?:\s|$)| but | and ", text)
     return any(says(name, value, c) for c in clauses if not has(c, NEGATIONS))
 
 
@@ -229,14 +238,19 @@ class NaviActCheck:
 
     def __call__(self, turn: Turn, text: str) -> Judgement:
         slots, act = turn.slots, turn.act
+        if _as_a_place(text):
+            return Judgement(reason="speaks as the place, not the driver")
         if act in (Act.REQUEST, Act.ADD, Act.CORRECT):
             for name, value in slots.items():
                 if name not in ("was", "elliptic") and not says(name, value, text):
                     return Judgement(reason=f"does not say {name} {value}")
             stated = extra(slots, text, allowed=(slots.get("was"),))
-            return Judgement(
-                reason=f"adds a wish the plan does not have ({stated})" if stated else None
-            )
+            if stated:
+                return Judgement(reason=f"adds a wish the plan does not have ({stated})")
+            name = next((n for n in slots if n not in ("was", "elliptic")), "")
+            if "was" in slots and wished(name, slots["was"], text):
+                return Judgement(reason=f"still asks for the old {name} ({slots['was']})")
+            return self._elsewhere(text)
         if act is Act.DROP:
             attribute = str(slots.get("attribute", ""))
             if not has(text, ATTRIBUTE_WORDS.get(attribute, (attribute,))):
@@ -249,9 +263,9 @@ class NaviActCheck:
         if act is Act.DETOUR:
             return self._detour(slots, text)
         if act is Act.RETURN:
-            if says("category", self.category, text) or has(text, BACK):
-                return Judgement()
-            return Judgement(reason="does not go back to the search")
+            if not (says("category", self.category, text) or has(text, BACK)):
+                return Judgement(reason="does not go back to the search")
+            return self._elsewhere(text)
         if act is Act.CHOOSE and "ordinal" in slots:
             ordinal = str(slots["ordinal"])
             return (
@@ -267,6 +281,13 @@ class NaviActCheck:
             return _cued(text, REFUSE, AFFIRM, "does not reject")
         return UNDECIDED
 
+    def _elsewhere(self, text: str) -> Judgement:
+        """Rejected when the turn asks for another kind of place than the goal's."""
+        for category in CATEGORY_NOUNS:
+            if category != self.category and has(text, place_nouns(category)):
+                return Judgement(reason=f"asks for another place ({category})")
+        return Judgement()
+
     def _detour(self, slots: dict[str, Any], text: str) -> Judgement:
         if slots.get("kind") == "other_request":
             other = str(slots.get("category", ""))
@@ -278,6 +299,13 @@ class NaviActCheck:
             return Judgement(reason="answers yes or no in an aside")
         stated = [f"{n} {v}" for n, v in self.goal.items() if wished(n, v, text)]
         return Judgement(reason=f"restates the goal in a detour ({stated[0]})" if stated else None)
+
+
+def _as_a_place(text: str) -> bool:
+    """ "I am a museum of the past": the model speaks as the place, not as the driver."""
+    lower = " ".join(words(text))
+    nouns = "|".join(n for category in CATEGORY_NOUNS for n in place_nouns(category))
+    return bool(re.search(rf"\bi(?: am|'m) (?:a|an|the) (?:\w+ )?(?:{nouns})\b", lower))
 
 
 def _cued(text: str, wanted: tuple[str, ...], against: tuple[str, ...], why: str) -> Judgement:
