@@ -1,7 +1,8 @@
 """An on-disk response cache: the same request is never paid for twice.
 
-Keyed by a SHA-256 of the model name, the messages and the sampling parameters (the base URL
-and the key are not part of it, so a server that moves keeps its cache). SQLite in WAL mode
+Keyed by a SHA-256 of the model name, the messages and the sampling parameters, the tools
+offered included (the base URL and the key are not part of it, so a server that moves keeps
+its cache). SQLite in WAL mode
 with a busy timeout, so parallel runs can share one cache file.
 """
 
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from stellar.llm.base import Completion
+from stellar.llm.base import Completion, ToolCallRequest
 from stellar.llm.usage import record_call
 from stellar.paths import cache_root
 
@@ -24,7 +25,7 @@ def default_cache_path() -> Path:
     return cache_root() / "llm-responses.sqlite"
 
 
-def request_key(model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+def request_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
     payload = json.dumps(
         {"model": model, "messages": messages, "params": params},
         sort_keys=True,
@@ -48,27 +49,41 @@ class ResponseCache:
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, "
                 "text TEXT, input_tokens INT, output_tokens INT, finish_reason TEXT, "
-                "structured INT, created REAL)"
+                "structured INT, created REAL, tool_calls TEXT)"
             )
+            self._add_tool_calls()
             self._db.commit()
+
+    def _add_tool_calls(self) -> None:
+        """A cache written before answers could call tools gets the column (another process
+        may add it at the same moment)."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
+        if "tool_calls" not in columns:
+            try:
+                self._db.execute("ALTER TABLE responses ADD COLUMN tool_calls TEXT")
+            except sqlite3.OperationalError as exc:
+                if "duplicate column" not in str(exc):
+                    raise
 
     def get(self, key: str) -> Completion | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT text, input_tokens, output_tokens, finish_reason, structured "
+                "SELECT text, input_tokens, output_tokens, finish_reason, structured, tool_calls "
                 "FROM responses WHERE key = ?",
                 (key,),
             ).fetchone()
         if row is None:
             return None
-        text, tokens_in, tokens_out, finish, structured = row
-        return Completion(text, tokens_in, tokens_out, True, finish, bool(structured))
+        text, tokens_in, tokens_out, finish, structured, calls = row
+        tool_calls = tuple(ToolCallRequest(*call) for call in json.loads(calls or "[]"))
+        return Completion(text, tokens_in, tokens_out, True, finish, bool(structured), tool_calls)
 
     def put(self, key: str, model: str, completion: Completion) -> None:
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (key, model, text, input_tokens, output_tokens, "
-                "finish_reason, structured, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "finish_reason, structured, created, tool_calls) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     model,
@@ -78,6 +93,7 @@ class ResponseCache:
                     completion.finish_reason,
                     int(completion.structured),
                     time.time(),
+                    _calls_json(completion.tool_calls),
                 ),
             )
             self._db.commit()
@@ -111,14 +127,17 @@ def call_params(
     seed: int | None,
     json_schema: dict[str, Any] | None,
     sample: int,
+    tools: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The sampling parameters of a call that are set: part of its cache key."""
+    """The sampling parameters of a call that are set, and the tools it offers: part of its
+    cache key."""
     params = {
         "temperature": temperature,
         "max_tokens": max_tokens,
         "seed": seed,
         "json_schema": json_schema,
         "sample": sample or None,
+        "tools": tools or None,
     }
     return {k: v for k, v in params.items() if v is not None}
 
@@ -127,7 +146,7 @@ def cached_answer(
     cache: ResponseCache | None,
     model: str,
     role: str,
-    messages: list[dict[str, str]],
+    messages: list[dict[str, Any]],
     params: dict[str, Any],
 ) -> tuple[str, Completion | None]:
     """The request's cache key, and its cached answer (booked as a cached call) if any
@@ -141,3 +160,9 @@ def cached_answer(
             role, calls=1, cached=1, input_tokens=hit.input_tokens, output_tokens=hit.output_tokens
         )
     return key, hit
+
+
+def _calls_json(calls: tuple[ToolCallRequest, ...]) -> str | None:
+    if not calls:
+        return None
+    return json.dumps([[c.id, c.name, c.arguments] for c in calls], ensure_ascii=False)

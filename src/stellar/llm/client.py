@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 import openai
 
 from stellar.errors import ModelAccessError, ModelError, StellarError
-from stellar.llm.base import Completion, Message, messages_tokens
+from stellar.llm.base import Completion, Message, messages_tokens, tool_call_requests
 from stellar.llm.cache import (
     ResponseCache,
     StoreOnly,
@@ -96,8 +96,9 @@ class ModelClient:
         seed: int | None = None,
         json_schema: dict[str, Any] | None = None,
         sample: int = 0,
+        tools: list[dict[str, Any]] | None = None,
     ) -> Completion:
-        params = call_params(temperature, max_tokens, seed, json_schema, sample)
+        params = call_params(temperature, max_tokens, seed, json_schema, sample, tools)
         key, hit = cached_answer(self.cache, self.cache_name, self.role, messages, params)
         if hit is not None:
             return hit
@@ -131,6 +132,8 @@ class ModelClient:
         estimate = 0
         if endpoint.tpm is not None:
             estimate = messages_tokens(messages) + int(params.get("max_tokens") or 256)
+            if params.get("tools"):  # the tools' schemas are part of the prompt
+                estimate += messages_tokens([{"content": json.dumps(params["tools"])}])
         schema = params.get("json_schema")
         while True:
             level = endpoint.structured if schema is not None else StructuredLevel.PROMPT
@@ -190,7 +193,7 @@ class ModelClient:
         return retry_delay(exc, retries, settings)
 
     def _arguments(self, params: dict[str, Any], structured: StructuredLevel) -> dict[str, Any]:
-        args = {k: params[k] for k in ("temperature", "max_tokens", "seed") if k in params}
+        args = {k: params[k] for k in ("temperature", "max_tokens", "seed", "tools") if k in params}
         if self.spec.provider in HOSTED and "max_tokens" in args:  # max_tokens is deprecated
             args["max_completion_tokens"] = args.pop("max_tokens")
         if self.spec.model.startswith(REASONING_MODELS):  # they take no temperature
@@ -208,11 +211,14 @@ class ModelClient:
         message = choice.get("message") or {}
         text = message.get("content") or message.get("refusal") or ""
         text = text if isinstance(text, str) else json.dumps(text)
+        calls = tool_call_requests(message.get("tool_calls"))
         usage = reply.get("usage") or {}
         tokens_in = usage.get("prompt_tokens") or messages_tokens(messages)
-        tokens_out = usage.get("completion_tokens") or messages_tokens([{"content": text}])
+        tokens_out = usage.get("completion_tokens") or messages_tokens(
+            [{"content": text, "tool_calls": message.get("tool_calls")}]
+        )
         return Completion(
-            text, tokens_in, tokens_out, False, choice.get("finish_reason"), structured
+            text, tokens_in, tokens_out, False, choice.get("finish_reason"), structured, calls
         )
 
 

@@ -6,7 +6,9 @@ Hugging Face model folder on disk (a relative path is taken from the working dir
 Nothing is downloaded. A model is loaded once per process, on its first call (seconds), and
 generates one answer at a time in a worker thread, so the event loop never waits for it.
 Temperature 0 is greedy; otherwise sampling draws from a generator seeded with the request's
-seed and sample number, so every answer can be reproduced and cached.
+seed and sample number, so every answer can be reproduced and cached. Tools are offered in
+words and calls read back from the text (:mod:`stellar.llm.local_tools`): SmolLM2's chat
+template has no place for them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 from stellar.errors import ConfigError, ModelAccessError, ModelError
 from stellar.llm.base import Completion, Message
 from stellar.llm.cache import ResponseCache, cached_answer, call_params
+from stellar.llm.local_tools import tool_messages, uses_tools, with_tool_calls
 from stellar.llm.models import ModelSpec
 from stellar.llm.structured import StructuredLevel, prompt_messages
 from stellar.llm.usage import PriceTable, record_call
@@ -252,11 +255,14 @@ class LocalClient:
         seed: int | None = None,
         json_schema: dict[str, Any] | None = None,
         sample: int = 0,
+        tools: list[dict[str, Any]] | None = None,
     ) -> Completion:
-        params = call_params(temperature, max_tokens, seed, json_schema, sample)
+        params = call_params(temperature, max_tokens, seed, json_schema, sample, tools)
         key, hit = cached_answer(self.cache, self.cache_name, self.role, messages, params)
         if hit is not None:
             return hit
+        if uses_tools(messages, tools):
+            messages = tool_messages(messages, tools)
         if json_schema is not None:
             messages = prompt_messages(StructuredLevel.JSON_OBJECT, messages, json_schema)
         draw = ((seed or 0) * 1_000_003 + sample) % 2**63
@@ -271,6 +277,8 @@ class LocalClient:
         except ModelError:
             record_call(self.role, calls=1, errors=1)
             raise
+        if tools:
+            completion = with_tool_calls(completion)
         cost = self.prices.cost(
             self.spec.provider, self.spec.model, completion.input_tokens, completion.output_tokens
         )

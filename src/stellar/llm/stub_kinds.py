@@ -2,11 +2,13 @@
 
 ``SERVER_KINDS`` holds, per server kind, how it answers a ``response_format`` it does not
 support (docs/servers.md); ``default_responder`` answers structured requests with a
-schema-valid object and others with a sentence naming the question.
+schema-valid object and others with a sentence naming the question. A responder that returns
+:class:`ToolCalls` answers with OpenAI-style ``tool_calls`` (the agent tests' scripted models).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -126,6 +128,44 @@ def default_responder(body: dict[str, Any]) -> Any:
         return schema_example(prompted_schema(body.get("messages", [])) or {})
     last = body["messages"][-1]["content"] if body.get("messages") else ""
     return f"Here is what I found for: {last[:60]}. Anything else?"
+
+
+@dataclass(frozen=True)
+class ToolCalls:
+    """A reply that calls tools: ``calls`` holds (name, arguments) pairs, the arguments a
+    mapping or text sent as is (text that is not JSON plays a malformed call); ``text`` is
+    sent beside them as the message's content."""
+
+    calls: tuple[tuple[str, Any], ...]
+    text: str = ""
+
+
+def reply_completion(body: dict[str, Any], reply: str | dict | ToolCalls) -> dict[str, Any]:
+    """The chat completion a responder's reply stands for (text, a JSON object, tool calls)."""
+    calls = reply.calls if isinstance(reply, ToolCalls) else ()
+    if isinstance(reply, ToolCalls):
+        text = reply.text
+    else:
+        text = reply if isinstance(reply, str) else json.dumps(reply)
+    messages = body.get("messages", [])
+    prompt = sum(len(str(m.get("content", ""))) for m in messages)
+    answer = completion(body.get("model", "stub"), text, prompt // 4, len(text) // 4)
+    if calls:
+        choice = answer["choices"][0]
+        choice["finish_reason"] = "tool_calls"
+        choice["message"]["content"] = text or None
+        choice["message"]["tool_calls"] = [
+            {
+                "id": f"call_{len(messages)}_{i}",  # unique within a conversation
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                },
+            }
+            for i, (name, arguments) in enumerate(calls)
+        ]
+    return answer
 
 
 def completion(model: str, text: str, tokens_in: int, tokens_out: int) -> dict[str, Any]:

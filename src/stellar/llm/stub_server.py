@@ -1,8 +1,8 @@
 """A local OpenAI-compatible chat server, for tests, benchmarks and trying a configuration.
 
-It is not a model: a ``responder`` decides each answer from the request body. Replies can be
-text, a JSON object, an HTTP error with headers (``Fail``) or a hang (``Hang``), so the tests
-can play rate limits, server errors, timeouts and malformed output over real HTTP.
+Not a model: a ``responder`` decides each answer from the request body: text, a JSON object,
+tool calls (``ToolCalls``), an HTTP error with headers (``Fail``) or a hang (``Hang``), so the
+tests can play rate limits, server errors, timeouts and malformed output over real HTTP.
 ``reject_structured`` names a server kind (``SERVER_KINDS``) whose answer to an unsupported
 ``response_format`` it imitates (docs/servers.md). For benchmarks it answers after a fixed or
 a seeded heavy-tailed latency and can enforce rate limits (HTTP 429 with ``Retry-After``);
@@ -32,10 +32,11 @@ from stellar.llm.stub_kinds import (
     SERVER_KINDS,
     Answer,
     Rejection,
-    completion,
+    ToolCalls,
     default_responder,
     error,
     filled,
+    reply_completion,
     schema_example,
     too_many,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "Hang",
     "Rejection",
     "StubLLMServer",
+    "ToolCalls",
     "default_responder",
     "schema_example",
 ]
@@ -70,7 +72,7 @@ class Hang:
     seconds: float = 3600.0
 
 
-Reply = str | dict | Fail | Hang
+Reply = str | dict | ToolCalls | Fail | Hang
 Responder = Callable[[dict[str, Any]], Reply]
 
 
@@ -204,9 +206,7 @@ class StubLLMServer:
             return status, reply.headers, failure
         self.answered += 1
         self.latency_sum += seconds
-        text = reply if isinstance(reply, str) else json.dumps(reply)
-        prompt = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
-        return 200, {}, completion(body.get("model", "stub"), text, prompt // 4, len(text) // 4)
+        return 200, {}, reply_completion(body, reply)
 
     def _over_limit(self) -> Answer | None:
         """A 429 for a request over the concurrency or the rate limit, else None."""
