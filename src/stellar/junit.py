@@ -21,6 +21,7 @@ from stellar.archive import open_run
 from stellar.errors import StellarError
 from stellar.records import TestRecord
 from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME, read_summary
+from stellar.trajectory import trajectory_lines
 from stellar.untrusted import for_xml
 
 MESSAGE_CHARS = 300  # of a failure's or error's message attribute
@@ -204,6 +205,11 @@ def body(record: TestRecord) -> str:
     ]
     if record.verdict is not None and (reason := record.verdict.details.get("reason")):
         lines.append(f"judge: {clip(str(reason), BODY_CHARS)}")
+    elif reason := record.details.get("reason"):
+        lines.append(f"reason: {clip(str(reason), BODY_CHARS)}")
+    trajectory = trajectory_lines(record.response_data, record.details.get("failing_call"))
+    if trajectory:
+        lines.append(clip("tool calls:\n" + "\n".join(trajectory), BODY_CHARS))
     if record.error:
         lines.append(f"error: {record.error}")
     return "\n".join(lines)

@@ -3,13 +3,10 @@ for an agent, its tool calls under each turn and the database's changes (a traje
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from stellar.records import PLAN_KEY, TestRecord
-
-FAILING_MARK = "▶"
-VALUE_LIMIT = 120  # characters of a tool's arguments or result shown
+from stellar.trajectory import FAILING_MARK, call_line, diff_lines
 
 
 def conversation_view(record: TestRecord) -> str | None:
@@ -48,10 +45,10 @@ def conversation_view(record: TestRecord) -> str | None:
         lines.append(f"     assistant: {exchange.get('answer')}")
         turn_data = exchange.get("data")
         for call in turn_data.get("calls", []) if isinstance(turn_data, dict) else []:
-            lines.append(_call_line(call, judged.get("failing_call")))
+            lines.append(call_line(call, judged.get("failing_call")))
     final = exchanges[-1].get("data") if exchanges else None
     if isinstance(final, dict) and "diff" in final:
-        lines += ["database changes:", *(_diff_lines(final["diff"]) or ["  none"])]
+        lines += ["database changes:", *(diff_lines(final["diff"]) or ["  none"])]
     return "\n".join(lines)
 
 
@@ -62,38 +59,3 @@ def _writer(turns: list[Any], index: int) -> str:
         return f" (template; the model's rejected: {turn['rejected']})"
     source = turn.get("source", "template")
     return "" if source == "template" else f" ({source})"
-
-
-def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= VALUE_LIMIT else text[: VALUE_LIMIT - 1] + "…"
-
-
-def _call_line(call: dict[str, Any], failing: Any) -> str:
-    """One tool call: ``tool: name(args) -> result``, its perturbation, ▶ on the failing step."""
-    mark = FAILING_MARK if failing is not None and call.get("step") == failing else " "
-    arguments = call.get("arguments")
-    shown = (
-        ", ".join(f"{k}={_short(v)}" for k, v in arguments.items())
-        if isinstance(arguments, dict)
-        else _short(arguments)
-    )
-    outcome = f"error: {call['error']}" if call.get("error") else _short(call.get("result"))
-    perturbed = f" [{call['perturbed']}]" if call.get("perturbed") else ""
-    return f"   {mark} tool {call.get('step')}: {call.get('name')}({shown}) -> {outcome}{perturbed}"
-
-
-def _diff_lines(diff: Any) -> list[str]:
-    lines = []
-    for table, change in (diff or {}).items():
-        for kind in ("added", "removed"):
-            lines += [f"  {table} {kind}: {_short(row)}" for row in change.get(kind, [])]
-        for pair in change.get("changed", []):
-            before, after = pair.get("before", {}), pair.get("after", {})
-            fields = {
-                k: f"{before.get(k)!r} -> {after.get(k)!r}"
-                for k in after
-                if before.get(k) != after.get(k)
-            }
-            lines.append(f"  {table} changed {after.get('id')}: {_short(fields)}")
-    return lines
