@@ -75,7 +75,7 @@ def main() -> None:
         print(line or "simulated user: no turn was asked of the model")
         if warning:
             print(f"warning: {warning}")
-        print(f"seconds per conversation: {per:.1f} with the model, {plain_per:.1f} without")
+        print(f"seconds per conversation: {per:.1f} with the model, {plain_per:.2f} without")
         print("rejected (first reason):", ", ".join(f"{r} {n}" for r, n in why.most_common()))
         lines += [f"{use_case}\t{act}\t{text}" for act, text in kept]
     (args.out / "kept.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
