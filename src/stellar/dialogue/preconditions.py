@@ -12,16 +12,22 @@ for any system that returns a list (a list, or a mapping holding one):
 
 * ``offered``: the reply returned at least one item;
 * ``listed``: its text names two or more of the items it returned (by their ``name``), so
-  that "the second one" counts in something the user heard.
+  that "the second one" counts in something the user heard;
+* ``asked``: its text asks the user a yes/no question ("Shall I do ...?", "Do you want me
+  to ...?", "... please confirm?"), so that a "yes" answers something: an agent that did not
+  understand and asked "which one?" is not told "yes, go ahead".
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
-OFFERED, LISTED = "offered", "listed"
+OFFERED, LISTED, ASKED = "offered", "listed", "asked"
 SMALL_TALK = "detour"
+YES_NO_OPENERS = ("shall", "should", "do", "does", "would", "will", "can", "could", "may",
+                  "is", "are", "want", "ok", "okay", "right")  # fmt: skip
 
 
 def unmet(requires: str, exchanges: Sequence[dict[str, Any]]) -> str | None:
@@ -29,6 +35,9 @@ def unmet(requires: str, exchanges: Sequence[dict[str, Any]]) -> str | None:
     if not requires:
         return None
     reply = next((e for e in reversed(exchanges) if e.get("act") != SMALL_TALK), None)
+    if requires == ASKED:
+        asked = reply is not None and asks_yes_no(str(reply.get("answer", "")))
+        return None if asked else "the last answer asked no yes/no question"
     items = [] if reply is None else _items(reply.get("data"))
     if not items:
         return "the last answer offered nothing"
@@ -38,6 +47,16 @@ def unmet(requires: str, exchanges: Sequence[dict[str, Any]]) -> str | None:
         if sum(1 for name in names if name in text) < 2:
             return "the last answer named fewer than two to choose from"
     return None
+
+
+def asks_yes_no(text: str) -> bool:
+    """Whether ``text`` holds a question one answers with yes or no (its first word an
+    auxiliary verb, or it asks to confirm)."""
+    for question in re.findall(r"[^.!?]*\?", text):
+        words = re.findall(r"[a-z']+", question.lower())
+        if words and (words[0] in YES_NO_OPENERS or "confirm" in words):
+            return True
+    return False
 
 
 def _items(data: Any) -> list[Any]:
