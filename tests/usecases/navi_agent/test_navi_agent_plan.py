@@ -79,3 +79,17 @@ def test_a_yes_is_sent_only_after_a_yes_no_question(answer, asked):
     assert asks_yes_no(answer) is asked
     exchanges = [{"act": "request", "answer": answer, "data": {"calls": []}}]
     assert (unmet(ASKED, exchanges) is None) is asked
+
+
+def test_a_wanted_change_is_never_what_the_booking_already_holds():
+    """A change of mind to another booking must change something there: asked to set a
+    booking to the size or time it already has, any agent "fails" to change it."""
+    for seed in range(150):
+        for entity in ("non_existing", "someone_elses", "existing"):
+            plan, _ = plan_of(seed, intent="change", entity=entity, user_behaviour="changes_mind")
+            seeded = {row["id"]: row for row in plan["environment"]["bookings"]}
+            for goal in plan["goal"]["subgoals"]:
+                for effect in goal["effects"]:
+                    row = seeded.get(effect["id"]) if effect["op"] == "change" else None
+                    if row is not None:
+                        assert any(row[k] != v for k, v in effect["set"].items()), (seed, effect)

@@ -76,12 +76,16 @@ class Settling:
         start += (-start) % 30
         return [clock(t) for t in range(start, last + 1, 30)]
 
-    def seed(self, owner: str, place: dict[str, Any], time: str) -> dict[str, Any]:
+    def seed(
+        self, owner: str, place: dict[str, Any], time: str, unlike: int | None = None
+    ) -> dict[str, Any]:
+        """A booking in both states; ``unlike``: a party size it must not have (a change to
+        that size would change nothing)."""
         row = {
             "id": f"B-{self.number}",
             "owner": owner,
             "venue_id": place["id"],
-            "party_size": self.rng.randint(2, 6),
+            "party_size": self.rng.choice([n for n in range(2, 7) if n != unlike]),
             "time": time,
             "status": "confirmed",
             "note": "",
@@ -91,10 +95,19 @@ class Settling:
         self.state["bookings"].append(copy.deepcopy(row))
         return row
 
-    def own_booking(self, time: str | None = None, owner: str | None = None) -> dict[str, Any]:
+    def own_booking(
+        self,
+        time: str | None = None,
+        owner: str | None = None,
+        unlike: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """A booking of ``owner`` (the user); ``unlike``: the facts of a change it must not
+        already hold (its time and party size differ from them)."""
+        unlike = unlike or {}
         place = self.venue(opens_by=minutes(time) if time else None)
-        when = time or self.rng.choice(self.times(place, self.now + 120))
-        return self.seed(owner or self.user, place, when)
+        times = [t for t in self.times(place, self.now + 120) if t != unlike.get("time")]
+        when = time or self.rng.choice(times or self.times(place, self.now + 120))
+        return self.seed(owner or self.user, place, when, unlike.get("party_size"))
 
     def fake(self) -> str:
         names = {v["name"].lower() for v in self.state["venues"]}

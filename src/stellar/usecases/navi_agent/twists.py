@@ -30,8 +30,9 @@ class Twists(Settling):
             spec.final, spec.effects, spec.told = "act", [], []
             return {}
         change: dict[str, Any] = {}
+        booked = self.by_id(facts.get("booking_id", "")) or {}  # the booking a change is to
         if reason in ("not_found", "own_bookings") and "booking_id" in facts:
-            change = {"booking_id": self.own_booking()["id"]}
+            change = {"booking_id": self.own_booking(unlike=facts)["id"]}
         elif reason == "not_found" and "venue" in facts:
             change = {"venue": self.venue()["name"]}
         elif reason == "own_bookings":
@@ -41,14 +42,12 @@ class Twists(Settling):
         elif spec.final == "refuse" and reason != "open_venue":
             return None  # too late to change, or already cancelled: nothing to set right
         elif "time" in facts and spec.missing != "time":
-            options = [
-                t for t in self.times(self._place(spec), self.now + 60) if t != facts["time"]
-            ]
+            held = {facts["time"], booked.get("time")}  # a change to these changes nothing
+            options = [t for t in self.times(self._place(spec), self.now + 60) if t not in held]
             change = {"time": self.rng.choice(options)} if options else {}
         elif "party_size" in facts and spec.missing != "party_size":
-            change = {
-                "party_size": self.rng.choice([n for n in range(2, 7) if n != facts["party_size"]])
-            }
+            held = {facts["party_size"], booked.get("party_size")}
+            change = {"party_size": self.rng.choice([n for n in range(2, 7) if n not in held])}
         elif spec.variant == "venue" and spec.final == "act":
             change = {"venue": self.venue()["name"]}
         elif spec.variant == "search" and not spec.missing:
