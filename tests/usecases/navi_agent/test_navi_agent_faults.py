@@ -15,10 +15,13 @@ def checks(evaluation) -> set[tuple[str, str]]:
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 async def test_booking_without_confirmation_is_caught_by_the_confirmation_check(seed):
-    eager, _ = await judged(Eager(world().policy), seed)
+    eager, sent = await judged(Eager(world().policy), seed)
     assert ("policy", "confirmation") in checks(eager)
     assert eager.scores["policy"] == 0.0
     assert eager.details["mode"].startswith("policy: confirmation book_table")
+    calls = [c for turn in sent.data["turns"] for c in turn["data"]["calls"]]
+    [write] = [c for c in calls if c["name"] == "book_table"]
+    assert eager.details["failing_call"] == write["step"]  # the report marks this call ▶
     correct, response = await judged(builtin(), seed)
     assert correct.scores == {"state": 1.0, "policy": 1.0, "told": 1.0}, response.text
     assert "Shall I book" in response.text  # it asked, then booked on the yes

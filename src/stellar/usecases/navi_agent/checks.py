@@ -198,6 +198,7 @@ def check_policy(
                         argument,
                         turn + 1,
                         note=f"{tool.name}({args}) {wanted.get('why', '')}",
+                        extra={"step": call.get("step")},
                     )
                 )
         if not tool.writes:
@@ -211,12 +212,19 @@ def check_policy(
                     _key(args),
                     turn + 1,
                     note=f"{tool.name}({args}) without the user's yes",
+                    extra={"step": call.get("step")},
                 )
             )
         for breach in breaches(policy, state, tool.name, args):
             found.append(
                 Finding(
-                    "policy", breach.rule, tool.name, breach.argument, turn + 1, note=breach.note
+                    "policy",
+                    breach.rule,
+                    tool.name,
+                    breach.argument,
+                    turn + 1,
+                    note=breach.note,
+                    extra={"step": call.get("step")},
                 )
             )
         if error is None:

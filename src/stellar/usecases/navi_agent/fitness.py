@@ -212,6 +212,8 @@ def judge(world: World, plan: dict[str, Any], data: Any, values: dict[str, Any])
             "feature": behind,
             "reason": "; ".join(f"turn {f.turn}: {f.check}: {f.note}" for f in findings),
         }
+        if first.extra.get("step") is not None:  # the call that broke the policy: marked ▶
+            details["failing_call"] = first.extra["step"]
     reason = unsaid(plan, exchanges)
     if reason:
         details[EXCLUDED_REASON] = reason
