@@ -35,8 +35,9 @@ MIN_SIMILARITY = 0.25  # a turn less like every phrase of its act (cosine) is no
 _META = re.compile(
     r"\((?:[^)]*\b\d+\s+words?\b[^)]*)\)|\b(?:no more than|at most|under|in)\s+\d+\s+words?\b"
     r"|^\s*(?:user|driver|assistant|system|message|response|answer|note)\s*:"
-    r"|\b(?:your next message|what you said so far|the driver's next message|speak (?:plainly|"
-    r"politely|rudely))\b",
+    r"|\b(?:what you said so far|the driver's next message|speak (?:plainly|politely|rudely))\b"
+    r"|\b(?:my|your|the) (?:next|last|previous) message\b"
+    r"|\bI'?m (?:just |only )?(?:a|the) (?:driver|user|customer|human|attacker|red[- ]teamer)\b",
     re.IGNORECASE | re.MULTILINE,
 )
 _BRACKETS = re.compile(r"[(\[][^)\]]*\w+\W+\w+[^)\]]*[)\]]")  # "(I'm going to the museum)"
@@ -51,7 +52,11 @@ _ASSISTANT = re.compile(
     r"|\blet me know if\b|\bI (?:would )?recommend\b|\bmake yourself available\b"
     r"|\bplease (?:make sure|note|be aware|let me know)\b|\bI hope this helps\b"
     r"|\bsorry for the confusion\b|\bI'?ll make sure\b|\b(?:be|as) helpful\b|\bassist you\b"
-    r"|\bnot familiar with\b|\bI'?m here to\b|\bexplain what\b|\bthis message\b",
+    r"|\bnot familiar with\b|\bI'?m here to\b|\bexplain what\b|\bthis message\b"
+    r"|\bthe answer (?:to (?:this|your) question )?is\b|\bI'?m glad you'?re interested\b"
+    r"|\bI'?d be happy to\b|\bI'?d like to share\b|\bI'?ll try to make it\b|\bmy role\b"
+    r"|\bI'?m not sure what you'?re (?:asking|talking about)\b|\bthe question (?:seems|is asking)\b"
+    r"|\bI must emphasi[sz]e\b|\bwhat do you mean by\b",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z0-9']+")

@@ -78,6 +78,7 @@ def test_a_plausible_turn_for_each_act_is_kept(turn, text):
         ("correct", "Something fancy. I'd still like it cheap.", "still asks for the old price"),
         ("return", "Back to it. Find me a car repair shop nearby.", "asks for another place"),
         ("add", "I am a museum of the past. I'll pay cash.", "speaks as the place"),
+        ("detour", "I'm looking for a place to eat.", "asks for something in a detour"),
         ("reject", "Hmm, well.", "UNDECIDED"),  # no cue either way: the rules cannot tell
     ],
 )
@@ -102,6 +103,9 @@ def test_a_turn_that_does_not_do_what_its_act_says_is_rejected(turn, text, reaso
         ("(I'm going to the supermarket) Yes.", "holds a remark in brackets"),
         ("Sure. - You're right. - Just go", "holds several messages"),
         ("I'm sorry for the confusion. I'll make sure to be helpful.", "speaks as the assistant"),
+        ("Yes. You're right, I left it out of my next message.", "echoes its instructions"),
+        ("I'm just a driver. Yes, let's go.", "echoes its instructions"),
+        ("The answer to this question is yes.", "speaks as the assistant"),
         ("   ", "empty"),
         ("Yes " + "really " * 40 + "let's go.", "too long"),
     ],

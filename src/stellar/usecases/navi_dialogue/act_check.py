@@ -123,6 +123,7 @@ WITHDRAW = (
     "not bothered",
     "any",
 )
+ASKING = ("looking for", "find me", "take me", "i need", "is there", "i want", "show me")
 NEGATIONS = ("don't", "do not", "no", "not", "without", "doesn't", "never", "won't")
 BACK = ("back", "anyway", "again", "return")
 ORDINALS = {
@@ -295,6 +296,8 @@ class NaviActCheck:
                 return Judgement(reason=f"does not ask for the {other}")
         elif self.category and says("category", self.category, text):
             return Judgement(reason="restates the goal in a detour")
+        elif has(text, ASKING):
+            return Judgement(reason="asks for something in a detour")
         if slots.get("kind") == "aside" and (has(text, AFFIRM[:4]) or has(text, ("no", "nope"))):
             return Judgement(reason="answers yes or no in an aside")
         stated = [f"{n} {v}" for n, v in self.goal.items() if wished(n, v, text)]

@@ -3,12 +3,13 @@
 The plan stays the one the candidate compiles to; a chat model (``--generator MODEL``)
 rewrites each turn from the user's earlier turns and the template's turn, which says what
 the turn must do. A written turn goes through the turn check
-(:mod:`stellar.dialogue.turn_check`: no echo of the instructions, not the assistant's voice,
-no repeat, at most :data:`MAX_WORDS` words) and the act rule :func:`keeps`: no refusal, and
-the turn's subject kept (at least half of the template's content words of five letters or
-more). Rejected, it is asked again once with the reason, then the template's turn stays
-(``Turn.source`` and ``Turn.rejected`` say which and why). The model is asked at
-temperature 0 and its answers are cached, so a rerun writes the same conversation.
+(:mod:`stellar.dialogue.turn_check`: no echo of the instructions, not the assistant's
+voice, no repeat, at most :data:`MAX_WORDS` words) and the act rule :func:`keeps`: no
+refusal, a step asks a question, and the turn's subject is kept (at least half of the
+template's content words of five letters or more). Rejected, it is asked again once with
+the reason, then the template's turn stays (``Turn.source`` and ``Turn.rejected`` say which
+and why). The model is asked at temperature 0 and its answers are cached, so a rerun
+writes the same conversation.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ def keeps(turn: Turn, written: str) -> Judgement:
     wanted = subject(turn.text)
     if is_refusal(written):
         return Judgement(reason="refuses instead of asking")
+    if turn.act is Act.STEP and "?" not in written:  # a statement, or an answer to one
+        return Judgement(reason="asks no question")
     if wanted and len(wanted & subject(written)) * 2 < len(wanted):
         return Judgement(reason="drops the turn's subject")
     return Judgement()
