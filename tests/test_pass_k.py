@@ -43,8 +43,9 @@ async def test_a_test_fails_when_any_repeat_fails_and_keeps_the_failing_repeat(t
     assert stored.is_failure and passes(stored) == (2, 3)
     summary = RunSummary("run", "random", 0)
     summary.count(stored)
-    assert pass_k_line(summary.repeated) == (
+    assert pass_k_line(summary.repeated, summary.repeated_modes) == (
         "repeated 3x: 0 of 1 tests passed every repeat; pass^1 0.67, pass^2 0.33, pass^3 0.00"
+        "\n  bad: 0 of 1 failing tests failed every repeat"
     )
     await pipeline.sut.aclose()
 

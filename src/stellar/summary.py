@@ -8,7 +8,7 @@ from typing import Any
 
 from stellar.llm.usage import add_usage, total_cost
 from stellar.pass_k import pass_hat, passes
-from stellar.records import PLAN_KEY, Status, TestRecord
+from stellar.records import MODE_KEY, PLAN_KEY, Status, TestRecord
 
 MODEL_SOURCES = ("model", "model after retry")  # stellar.dialogue.plan.Turn.source
 LOW_MODEL_SHARE = 0.5  # below it, the run says the simulated user was mostly the template's
@@ -59,6 +59,7 @@ class RunSummary:
     post_search: dict[str, Any] = field(default_factory=dict)  # judge, judged, pending, usage
     simulated_user: dict[str, Any] = field(default_factory=dict)  # turns a model wrote, per act
     repeated: dict[str, int] = field(default_factory=dict)  # repeated tests: passes -> tests
+    repeated_modes: dict[str, list[int]] = field(default_factory=dict)  # [failing, every repeat]
     failure_ratio: float = field(init=False, default=0.0)
 
     def count(self, record: TestRecord) -> None:
@@ -71,7 +72,7 @@ class RunSummary:
         for name in OUTCOMES:
             setattr(self, name, 0)
         self.first_error = None
-        self.simulated_user, self.repeated = {}, {}
+        self.simulated_user, self.repeated, self.repeated_modes = {}, {}, {}
         post_usage: dict[str, dict[str, float]] = {}
         for record in records:
             self._tally(record)
@@ -85,9 +86,12 @@ class RunSummary:
         data = record.response_data
         if isinstance(data, dict) and PLAN_KEY in record.details:
             self.turns += len(data.get("turns") or ())
-        if record.judged and (found := passes(record)) is not None:
+        if record.judged and not record.final_excluded and (found := passes(record)) is not None:
             key = f"{found[0]}/{found[1]}"
             self.repeated[key] = self.repeated.get(key, 0) + 1
+            if record.is_failure and (mode := record.details.get(MODE_KEY)):
+                counts = self.repeated_modes.setdefault(str(mode), [0, 0])
+                counts[0], counts[1] = counts[0] + 1, counts[1] + (found[0] == 0)
         if record.executed and isinstance(record.details.get(PLAN_KEY), dict):
             self._tally_writers(record.details[PLAN_KEY].get("turns") or ())
         self.verdicts += record.judged and not record.final_excluded
@@ -183,12 +187,21 @@ def added_writers(summaries: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return total
 
 
-def pass_k_line(repeated: dict[str, int]) -> str:
-    """pass^1 .. pass^k of a run's repeated tests ("" when no test was repeated)."""
+def pass_k_line(repeated: dict[str, int], modes: dict[str, list[int]] | None = None) -> str:
+    """pass^1 .. pass^k of a run's repeated tests ("" when no test was repeated), and for the
+    largest failure modes how many of their tests failed every repeat (a hard failure) rather
+    than some (a flaky one)."""
     counts = [tuple(map(int, key.split("/"))) for key, n in repeated.items() for _ in range(n)]
     if not counts:
         return ""
     k = max(n for _, n in counts)
     hats = [f"pass^{j} {pass_hat(counts, j):.2f}" for j in range(1, k + 1)]
     every = sum(1 for c, n in counts if c == n)
-    return f"repeated {k}x: {every} of {len(counts)} tests passed every repeat; {', '.join(hats)}"
+    line = f"repeated {k}x: {every} of {len(counts)} tests passed every repeat; {', '.join(hats)}"
+    largest = sorted((modes or {}).items(), key=lambda item: -item[1][0])[:MODES_SHOWN]
+    for mode, (failing, always) in largest:
+        line += f"\n  {mode}: {always} of {failing} failing tests failed every repeat"
+    return line
+
+
+MODES_SHOWN = 5  # failure modes whose repeats the summary lists

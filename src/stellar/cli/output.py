@@ -135,8 +135,8 @@ def print_summary(summary: RunSummary, show: int, modes: list[FailureMode] | Non
 def repeated_line(summary: RunSummary) -> str:
     from stellar.summary import pass_k_line
 
-    line = pass_k_line(summary.repeated)
-    return f"{line}\n" if line else ""
+    line = pass_k_line(summary.repeated, summary.repeated_modes)
+    return f"{shown(line)}\n" if line else ""
 
 
 def simulated_user_line(summary: RunSummary) -> str:
@@ -144,7 +144,8 @@ def simulated_user_line(summary: RunSummary) -> str:
     from stellar.summary import simulated_user_lines
 
     line, warning = simulated_user_lines(summary.simulated_user)
-    return (f"{line}\n" if line else "") + (f"[yellow]warning:[/] {warning}\n" if warning else "")
+    warned = f"[yellow]warning:[/] {shown(warning)}\n" if warning else ""
+    return (f"{shown(line)}\n" if line else "") + warned
 
 
 def modes_table(modes: list[FailureMode], show: int, scores: dict[str, str]) -> Table:
