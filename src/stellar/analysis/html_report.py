@@ -48,7 +48,7 @@ from stellar.modes import mode_embedder
 from stellar.records import EXCLUDED_REASON, Status, TestRecord
 from stellar.review_file import MARKS, MARKS_NAME, precision_estimate, read_marks
 from stellar.rundir import ARCHIVE_NAME, CONFIG_NAME
-from stellar.summary import RunSummary, simulated_user_lines
+from stellar.summary import RunSummary, pass_k_line, simulated_user_lines
 
 REPORT_NAME = "report.html"
 TEXT_LIMIT = 500  # characters of an input or answer kept in the tests table
@@ -338,7 +338,7 @@ def _run_summary(data: RunData, config: dict[str, Any], counts: RunSummary) -> l
             f"{c.sut_errors:,} system, {c.judge_errors:,} judge",
             "tests that ended in an error of the system under test or of a judge: no verdict",
         ),
-        *_simulated_user_row(s),
+        *_conversation_rows(s),
         ("time", duration(float(s.get("elapsed") or 0.0))),
         ("model calls", f"{calls:,.0f}"),
         ("cost", f"${float(s.get('cost') or 0.0):.4f}"),
@@ -347,11 +347,13 @@ def _run_summary(data: RunData, config: dict[str, Any], counts: RunSummary) -> l
     return [list(row) for row in rows]
 
 
-def _simulated_user_row(summary: dict[str, Any]) -> list[tuple[str, str, str]]:
-    line = simulated_user_lines(summary.get("simulated_user") or {})[0]
-    if not line:
-        return []
-    return [("simulated user", line.removeprefix("simulated user: "), TURN_SOURCES)]
+def _conversation_rows(summary: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """How much of the user a model played; pass^k of repeated tests (where there are any)."""
+    written = simulated_user_lines(summary.get("simulated_user") or {})[0]
+    passes = pass_k_line(summary.get("repeated") or {}, summary.get("repeated_modes") or {})
+    rows = [("simulated user", written.removeprefix("simulated user: "), TURN_SOURCES)]
+    rows += [("repeats (pass^k)", passes, "each test sent k times: it fails when any fails")]
+    return [row for row in rows if row[1]]
 
 
 TURN_SOURCES = (
