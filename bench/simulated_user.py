@@ -31,12 +31,18 @@ USE_CASES = ("navi-dialogue", "safety-dialogue")
 
 
 def run(use_case: str, tests: int, out: Path, generator: str | None) -> Path:
-    """One run; its run directory."""
+    """One run; its run directory (a run already finished in ``out`` is kept: rerun the
+    script after an interruption and only what is missing runs)."""
+    done = [p.parent for p in out.glob("*/summary.json")]
+    if done:
+        return done[0]
     command = [sys.executable, "-m", "stellar", "run", use_case, "--tests", str(tests),
                "--seed", "1", "--quiet", "--no-cache", "--out", str(out)]  # fmt: skip
     if generator:
         command += ["--generator", generator]
-    subprocess.run(command, check=True, capture_output=True, text=True)
+    finished = subprocess.run(command, capture_output=True, text=True)
+    if finished.returncode not in (0, 1):  # 1: failures found
+        raise SystemExit(f"{use_case}: stellar run failed:\n{finished.stderr[-2000:]}")
     [run_dir] = [p.parent for p in out.glob("*/summary.json")]
     return run_dir
 
