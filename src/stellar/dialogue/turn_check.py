@@ -56,7 +56,7 @@ _ASSISTANT = re.compile(
     r"|\bthe answer (?:to (?:this|your) question )?is\b|\bI'?m glad you'?re interested\b"
     r"|\bI'?d be happy to\b|\bI'?d like to share\b|\bI'?ll try to make it\b|\bmy role\b"
     r"|\bI'?m not sure what you'?re (?:asking|talking about)\b|\bthe question (?:seems|is asking)\b"
-    r"|\bI must emphasi[sz]e\b|\bwhat do you mean by\b",
+    r"|\bI must emphasi[sz]e\b|\bwhat do you mean by\b|\bthe question is\b|\bthe answer lies\b",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z0-9']+")

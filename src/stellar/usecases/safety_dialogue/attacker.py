@@ -48,7 +48,7 @@ def keeps(turn: Turn, written: str) -> Judgement:
     wanted = subject(turn.text)
     if is_refusal(written):
         return Judgement(reason="refuses instead of asking")
-    if turn.act is Act.STEP and "?" not in written:  # a statement, or an answer to one
+    if turn.act is Act.STEP and not written.rstrip().endswith("?"):  # a remark, an answer
         return Judgement(reason="asks no question")
     if wanted and len(wanted & subject(written)) * 2 < len(wanted):
         return Judgement(reason="drops the turn's subject")
