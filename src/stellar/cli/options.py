@@ -6,7 +6,14 @@ import argparse
 from typing import Any
 
 from stellar.cli.ci_options import share
-from stellar.config_values import MAX_CONCURRENCY, MAX_POPULATION, MAX_SEED, OFFLINE, parse_duration
+from stellar.config_values import (
+    MAX_CONCURRENCY,
+    MAX_POPULATION,
+    MAX_REPEATS,
+    MAX_SEED,
+    OFFLINE,
+    parse_duration,
+)
 from stellar.errors import StellarError
 from stellar.yaml_loading import key_value
 
@@ -19,7 +26,7 @@ BOUNDS: dict[str, tuple[int, int | None]] = {
     "show": (0, None),
     "seeds": (1, 10_000),
     "parallel": (1, 256),
-    "repeats": (1, 1000),
+    "repeats": (1, MAX_REPEATS),  # run: sends of each test; compare: clusterings
     "port": (0, 65535),
 }
 
