@@ -6,11 +6,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from stellar.dialogue.plan import MODEL, MODEL_RETRY
 from stellar.llm.usage import add_usage, total_cost
 from stellar.pass_k import pass_hat, passes
 from stellar.records import MODE_KEY, PLAN_KEY, Status, TestRecord
 
-MODEL_SOURCES = ("model", "model after retry")  # stellar.dialogue.plan.Turn.source
+MODEL_SOURCES = (MODEL, MODEL_RETRY)  # the Turn.source of words a model wrote
 LOW_MODEL_SHARE = 0.5  # below it, the run says the simulated user was mostly the template's
 
 OUTCOMES = (
